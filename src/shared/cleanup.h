@@ -4,6 +4,7 @@
 /* Scope-bound cleanup, so every early return frees what it must and
  * ownership transfers are explicit (TAKE_PTR/TAKE_FD). */
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,11 @@ static inline void fclosep(FILE **f) {
                 (void) fclose(*f);
 }
 #define _cleanup_fclose_ _cleanup_(fclosep)
+
+static inline void closedirp(DIR **d) {
+        if (*d)
+                (void) closedir(*d);
+}
 
 /* Returns the value and leaves NULL (or -1) behind, for ownership transfer. */
 #define TAKE_PTR(p)                             \

@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The injection program. One copy is loaded per (function, backend) site and
+ * serves every injection armed on that site; see inject.h for the maps.
+ *
+ * Hot path, for a caller outside every scope: one array lookup, then, only
+ * for the scope kinds present on the site, one hash lookup per process
+ * ancestor and per cgroup level in use. Nothing here depends on how many
+ * injections are armed. */
+
+#include "vmlinux-min.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include "inject.h"
+
+/* bpf_override_return is GPL-only. */
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by the engine between open and load. */
+const volatile char function_name[INJECT_FUNC_LEN] = {};
+const volatile __u64 ns_per_tick = 10000000;   /* NSEC_PER_SEC / USER_HZ */
+
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, INJECT_MAX_SLOTS);
+        __type(key, struct inject_scope_key);
+        __type(value, struct inject_scope_val);
+} scopes SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_ARRAY);
+        __uint(max_entries, INJECT_MAX_SLOTS);
+        __type(key, __u32);
+        __type(value, struct inject_slot);
+} slots SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_ARRAY);
+        __uint(max_entries, 1);
+        __type(key, __u32);
+        __type(value, struct inject_site_info);
+} site SEC(".maps");
+
+/* Shared by every site: the engine reuses one pinned ring buffer. */
+struct {
+        __uint(type, BPF_MAP_TYPE_RINGBUF);
+        __uint(max_entries, INJECT_EVENTS_SIZE);
+} events SEC(".maps");
+
+/* The kernel stack is too large for the 512-byte BPF stack next to the rest. */
+struct {
+        __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+        __uint(max_entries, 1);
+        __type(key, __u32);
+        __type(value, __u64[INJECT_STACK_DEPTH]);
+} stack_scratch SEC(".maps");
+
+/* Verification cost shapes this file: the search for candidates runs in the
+ * program itself, with loops whose exits converge to a few states, and the
+ * per-injection decision is a global function, which the verifier checks
+ * once, on its own, instead of once per path that reaches it. */
+
+/* ips holds INJECT_STACK_DEPTH entries, zero past the captured frames. The
+ * loops do not depend on how many frames there were: a data-dependent bound
+ * would make the verifier walk every (frame count, iteration) pair. */
+static __always_inline int stack_has_callers(const struct inject_slot *slot, const __u64 *ips)
+{
+        __u32 n_callers = slot->n_callers;
+
+        /* Every listed function must be somewhere on the stack. */
+        for (__u32 c = 0; c < INJECT_MAX_CALLERS; c++) {
+                __u64 start, len;
+                int found = 0;
+
+                if (c >= n_callers)
+                        break;
+                start = slot->callers[c].start;
+                len = slot->callers[c].end - start;
+                for (__u32 i = 0; i < INJECT_STACK_DEPTH; i++)
+                        found |= ips[i] - start < len;
+                if (!found)
+                        return 0;
+        }
+        return 1;
+}
+
+static __always_inline int comm_matches(const struct inject_slot *slot)
+{
+        char comm[INJECT_COMM_LEN];
+        int same = 1;
+
+        if (bpf_get_current_comm(comm, sizeof(comm)) < 0)
+                return 0;
+        for (int i = 0; i < INJECT_COMM_LEN; i++)
+                if (comm[i] != slot->comm[i])
+                        same = 0;
+        return same;
+}
+
+static __always_inline void emit_event(const struct inject_slot *slot, __u64 now)
+{
+        struct inject_event *e;
+        __u64 pid_tgid;
+
+        e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+        if (!e)
+                return;         /* reader too slow: the injected counter still counts it */
+        pid_tgid = bpf_get_current_pid_tgid();
+        e->time_ns = now;
+        e->inj_id = slot->id;
+        e->retval = slot->retval;
+        e->pid = (__u32) pid_tgid;
+        e->tgid = pid_tgid >> 32;
+        bpf_get_current_comm(e->comm, sizeof(e->comm));
+        __builtin_memcpy(e->function, (const void *) function_name, INJECT_FUNC_LEN);
+        bpf_ringbuf_submit(e, 0);
+}
+
+/* Decides for one injection whose scope holds the caller. Returns 0 to let
+ * the call through, or (retval << 1) | 1 to fail it: retval may itself be 0.
+ * Counters are bumped with fetch-and-add and the trigger is a function of
+ * this call's own match number, so "fail only the 3rd matching call" fails
+ * exactly one call however many CPUs race. have_stack: the kernel stack has
+ * been captured into stack_scratch. */
+__noinline long evaluate(__u32 idx, __u64 inj_id, __u64 now, int have_stack)
+{
+        struct inject_slot *slot;
+        __u32 zero = 0;
+        __u64 *ips;
+        __u64 n, k, every;
+
+        slot = bpf_map_lookup_elem(&slots, &idx);
+        if (!slot || !inj_id || slot->id != inj_id)
+                return 0;
+        if (now >= slot->deadline_ns)
+                return 0;
+
+        __sync_fetch_and_add(&slot->seen, 1);
+        if (slot->comm[0] && !comm_matches(slot))
+                return 0;
+        if (slot->n_callers) {
+                ips = bpf_map_lookup_elem(&stack_scratch, &zero);
+                if (!ips || !have_stack || !stack_has_callers(slot, ips))
+                        return 0;
+        }
+
+        n = __sync_fetch_and_add(&slot->matched, 1) + 1;
+        if (n <= slot->after)
+                return 0;
+        k = n - slot->after - 1;
+        every = slot->every ?: 1;
+        if (k % every)
+                return 0;
+        if (slot->probability_ppm < INJECT_PPM &&
+            bpf_get_prandom_u32() % INJECT_PPM >= slot->probability_ppm)
+                return 0;
+        if (slot->times && __sync_fetch_and_add(&slot->claims, 1) >= slot->times)
+                return 0;
+
+        __sync_fetch_and_add(&slot->injected, 1);
+        emit_event(slot, now);
+        return slot->retval * 2 + 1;
+}
+
+/* The nearest process-scope injection: the caller's own thread group or
+ * its closest ancestor that has one. */
+__noinline int find_process_scope(struct inject_scope_val *out)
+{
+        struct task_struct *t = (void *) bpf_get_current_task();
+        struct inject_scope_key key = { .kind = INJECT_SCOPE_PROCESS };
+        __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+        struct inject_scope_val *v;
+
+        if (!out)
+                return 0;
+        for (int i = 0; i < INJECT_MAX_PROC_DEPTH; i++) {
+                key.id = tgid;
+                v = bpf_map_lookup_elem(&scopes, &key);
+                /* A recycled pid is not the process the scope named. */
+                if (v && BPF_CORE_READ(t, group_leader, start_boottime) / ns_per_tick == v->start_ticks) {
+                        *out = *v;
+                        return 1;
+                }
+                if (tgid <= 1)
+                        return 0;
+                t = BPF_CORE_READ(t, real_parent);
+                if (!t)
+                        return 0;
+                tgid = BPF_CORE_READ(t, tgid);
+        }
+        return 0;
+}
+
+/* The deepest cgroup-scope injection among the caller's cgroup ancestors,
+ * looking only at the levels some injection sits at. */
+__noinline int find_cgroup_scope(__u32 levels, struct inject_scope_val *out)
+{
+        struct inject_scope_key key = { .kind = INJECT_SCOPE_CGROUP };
+        struct inject_scope_val *v;
+
+        if (!out)
+                return 0;
+        for (int l = INJECT_MAX_CGROUP_LEVEL - 1; l >= 0; l--) {
+                if (!(levels & (1u << l)))
+                        continue;
+                key.id = bpf_get_current_ancestor_cgroup_id(l);
+                if (!key.id)
+                        continue;
+                v = bpf_map_lookup_elem(&scopes, &key);
+                if (v) {
+                        *out = *v;
+                        return 1;
+                }
+        }
+        return 0;
+}
+
+/* Finds, per scope kind, the injection nearest to the caller, then lets the
+ * first one whose filters and triggers fire decide. */
+static __always_inline long decide(void *ctx)
+{
+        struct inject_scope_key gkey = { .kind = INJECT_SCOPE_GLOBAL };
+        struct inject_scope_val pv = {}, cv = {}, gv = {}, *v;
+        struct inject_site_info *info;
+        __u32 zero = 0;
+        int have_stack = 0;
+        __u64 now;
+        long r;
+
+        info = bpf_map_lookup_elem(&site, &zero);
+        if (!info || !info->n_live)
+                return 0;
+        if (info->n_process)
+                find_process_scope(&pv);
+        if (info->cgroup_levels)
+                find_cgroup_scope(info->cgroup_levels, &cv);
+        if (info->n_global) {
+                v = bpf_map_lookup_elem(&scopes, &gkey);
+                if (v)
+                        gv = *v;
+        }
+        if (!pv.inj_id && !cv.inj_id && !gv.inj_id)
+                return 0;
+
+        /* Only callers in scope pay for the stack, and only on sites where
+         * some injection filters by caller. */
+        if (info->n_callers) {
+                __u64 *ips = bpf_map_lookup_elem(&stack_scratch, &zero);
+
+                if (ips) {
+                        __builtin_memset(ips, 0, sizeof(__u64) * INJECT_STACK_DEPTH);
+                        have_stack = bpf_get_stack(ctx, ips, sizeof(__u64) * INJECT_STACK_DEPTH, 0) > 0;
+                }
+        }
+
+        now = bpf_ktime_get_boot_ns();
+        if (pv.inj_id && (r = evaluate(pv.slot, pv.inj_id, now, have_stack)))
+                return r;
+        if (cv.inj_id && (r = evaluate(cv.slot, cv.inj_id, now, have_stack)))
+                return r;
+        if (gv.inj_id && (r = evaluate(gv.slot, gv.inj_id, now, have_stack)))
+                return r;
+        return 0;
+}
+
+SEC("kprobe")
+int inject_kprobe(struct pt_regs *ctx)
+{
+        long r = decide(ctx);
+
+        if (r)
+                bpf_override_return(ctx, r >> 1);
+        return 0;
+}
+
+/* Declared long: a nonzero R0 becomes the function's full 64-bit return
+ * value, and syscall wrappers return long. Zero means "run the function",
+ * which is why a fault that must return 0 needs the kprobe backend. */
+SEC("fmod_ret")
+long inject_fmod_ret(__u64 *ctx)
+{
+        return decide(ctx) >> 1;
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* Types shared by bpf/inject.bpf.c and the engine that loads it.
+ *
+ * One program is loaded per (function, backend) "site". Injections on that
+ * site are entries of its maps, so arming the 100th injection on a function
+ * loads nothing and costs a caller outside every scope no more than the
+ * first one did: the program walks the caller's process and cgroup ancestry
+ * (bounded) and does one hash lookup per step, whatever the number of
+ * injections. */
+
+#ifndef __VMLINUX_MIN_H__
+#include <linux/types.h>
+#endif
+
+#define INJECT_MAX_SLOTS        256     /* injections per site */
+#define INJECT_MAX_CALLERS      4       /* caller filters per injection */
+#define INJECT_STACK_DEPTH      32      /* kernel frames searched for a caller */
+#define INJECT_MAX_CGROUP_LEVEL 32      /* cgroup levels a scope may sit at (bits of a u32 mask) */
+#define INJECT_MAX_PROC_DEPTH   64      /* real_parent steps walked for process scopes */
+#define INJECT_COMM_LEN         16      /* TASK_COMM_LEN */
+#define INJECT_FUNC_LEN         64      /* function names in events */
+#define INJECT_PPM              1000000 /* probability is in parts per million */
+#define INJECT_EVENTS_SIZE      (256 * 1024)
+
+enum inject_scope_kind {
+        INJECT_SCOPE_NONE    = 0,       /* never valid: an empty scope is not "everything" */
+        INJECT_SCOPE_CGROUP  = 1,       /* a cgroup and its subtree; id = cgroup id */
+        INJECT_SCOPE_PROCESS = 2,       /* a thread group and its descendants; id = tgid */
+        INJECT_SCOPE_GLOBAL  = 3,       /* every caller; id = 0 */
+};
+
+/* Key of the per-site scope hash. At most one injection per (site, scope). */
+struct inject_scope_key {
+        __u32 kind;
+        __u32 pad;
+        __u64 id;
+};
+
+struct inject_scope_val {
+        __u32 slot;
+        __u32 pad;
+        __u64 inj_id;           /* guards against a slot reused under an in-flight call */
+        __u64 start_ticks;      /* process scope: leader's start time (clock ticks since boot),
+                                 * so a recycled pid never inherits a fault */
+};
+
+struct inject_caller {
+        __u64 start;            /* [start, end) of a kernel function, from kallsyms */
+        __u64 end;
+};
+
+/* One injection. User space writes the configuration once, into a free slot,
+ * before the scope entry that makes it reachable; BPF only updates the
+ * counters, atomically, so they are exact across CPUs. */
+struct inject_slot {
+        __u64 id;               /* 0: free */
+        __u64 created_ns;       /* CLOCK_BOOTTIME */
+        __u64 deadline_ns;      /* CLOCK_BOOTTIME; checked on every call */
+        __s64 retval;
+        __u32 scope_kind;
+        __u32 cgroup_level;
+        __u64 scope_id;
+        __u64 start_ticks;
+        __u64 after;            /* the first `after` matching calls pass */
+        __u64 every;            /* then every `every`-th matching call fails (>= 1) */
+        __u64 times;            /* at most `times` faults; 0: unlimited */
+        __u32 probability_ppm;  /* INJECT_PPM: always */
+        __u32 n_callers;
+        struct inject_caller callers[INJECT_MAX_CALLERS];
+        char comm[INJECT_COMM_LEN];     /* empty: any */
+
+        /* Counters, written only by BPF. */
+        __u64 seen;             /* calls by a task in scope, before the deadline */
+        __u64 matched;          /* ... that also passed the comm and caller filters */
+        __u64 injected;         /* ... that were made to fail */
+        __u64 claims;           /* fault claims, to keep `times` exact under concurrency */
+};
+
+/* What the program must look at; user space keeps it in step with the slots,
+ * so callers pay only for the kinds of scope that exist on this site. */
+struct inject_site_info {
+        __u32 cgroup_levels;    /* bit L: some injection is scoped to a cgroup at level L */
+        __u32 n_process;
+        __u32 n_global;
+        __u32 n_live;
+        __u32 n_callers;        /* injections with caller filters: the stack must be captured */
+        /* Read only by user space: what this site is, for adoption. */
+        __u32 backend;
+        char function[INJECT_FUNC_LEN];
+};
+
+/* One record per injected fault, in the shared ring buffer. */
+struct inject_event {
+        __u64 time_ns;          /* CLOCK_BOOTTIME */
+        __u64 inj_id;
+        __s64 retval;
+        __u32 pid;
+        __u32 tgid;
+        char comm[INJECT_COMM_LEN];
+        char function[INJECT_FUNC_LEN];
+};

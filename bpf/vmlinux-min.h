@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+#define __VMLINUX_MIN_H__
+
+/* The few kernel types our programs read, declared by hand instead of a
+ * vmlinux.h dumped from the build host's BTF: the build then does not depend
+ * on the build machine's kernel, and the programs still relocate (CO-RE,
+ * preserve_access_index) against whatever kernel loads them. UAPI headers
+ * provide the map and program constants. */
+
+#include <linux/types.h>
+#include <linux/bpf.h>
+
+struct pt_regs;
+
+struct task_struct {
+        int pid;
+        int tgid;
+        struct task_struct *real_parent;
+        struct task_struct *group_leader;
+        __u64 start_boottime;
+        char comm[16];
+} __attribute__((preserve_access_index));

@@ -1,0 +1,1167 @@
+/* SPDX-License-Identifier: MIT */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/magic.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "cleanup.h"
+#include "engine.h"
+#include "inject.skel.h"
+#include "kallsyms.h"
+#include "scope.h"
+
+struct Engine {
+        char *pin_root;
+        char *sites_dir;
+        char *events_path;
+        int lock_fd;
+        int events_fd;
+        uint64_t ns_per_tick;
+        FunctionTable *functions;
+        Kallsyms *kallsyms;
+        EngineCaps caps;
+        bool caps_done;
+};
+
+/* An open site: the fds of its pinned maps. */
+typedef struct Site {
+        char *dir;
+        int scopes_fd;
+        int slots_fd;
+        int site_fd;
+        struct inject_site_info info;
+} Site;
+
+static const char *const backend_table[_BACKEND_MAX] = {
+        [BACKEND_AUTO] = "auto",
+        [BACKEND_KPROBE] = "kprobe",
+        [BACKEND_FMOD_RET] = "fmod_ret",
+};
+
+const char *backend_to_string(Backend b) {
+        return b >= 0 && b < _BACKEND_MAX ? backend_table[b] : NULL;
+}
+
+int backend_from_string(const char *s) {
+        for (int i = 0; i < _BACKEND_MAX; i++)
+                if (strcmp(backend_table[i], s) == 0)
+                        return i;
+        return -EINVAL;
+}
+
+static const char *const state_table[_INJECTION_STATE_MAX] = {
+        [INJECTION_ACTIVE] = "active",
+        [INJECTION_EXPIRED] = "expired",
+        [INJECTION_EXHAUSTED] = "exhausted",
+};
+
+const char *injection_state_to_string(InjectionState s) {
+        return s >= 0 && s < _INJECTION_STATE_MAX ? state_table[s] : NULL;
+}
+
+static const char *const adopt_table[_ADOPT_ACTION_MAX] = {
+        [ADOPT_KEPT] = "adopted",
+        [ADOPT_EXPIRED] = "expired",
+        [ADOPT_EXHAUSTED] = "exhausted",
+        [ADOPT_ORPHANED] = "orphaned",
+};
+
+const char *adopt_action_to_string(AdoptAction a) {
+        return a >= 0 && a < _ADOPT_ACTION_MAX ? adopt_table[a] : NULL;
+}
+
+uint64_t now_boottime_ns(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_BOOTTIME, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* libbpf's own chatter: kept for the error we report, shown only on request. */
+static char libbpf_last[512];
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap) {
+        va_list aq;
+
+        if (level != LIBBPF_DEBUG) {
+                va_copy(aq, ap);
+                (void) vsnprintf(libbpf_last, sizeof(libbpf_last), fmt, aq);
+                va_end(aq);
+                libbpf_last[strcspn(libbpf_last, "\n")] = 0;
+        }
+        if (getenv("INJECTD_DEBUG_LIBBPF"))
+                return vfprintf(stderr, fmt, ap);
+        return 0;
+}
+
+static void site_close(Site *s) {
+        free(s->dir);
+        s->dir = NULL;
+        s->scopes_fd = safe_close(s->scopes_fd);
+        s->slots_fd = safe_close(s->slots_fd);
+        s->site_fd = safe_close(s->site_fd);
+}
+
+static void site_closep(Site *s) {
+        site_close(s);
+}
+
+#define SITE_NULL ((Site) { .scopes_fd = -1, .slots_fd = -1, .site_fd = -1 })
+
+Engine *engine_free(Engine *e) {
+        if (!e)
+                return NULL;
+        free(e->pin_root);
+        free(e->sites_dir);
+        free(e->events_path);
+        safe_close(e->lock_fd);
+        safe_close(e->events_fd);
+        function_table_free(e->functions);
+        kallsyms_free(e->kallsyms);
+        free(e);
+        return NULL;
+}
+
+int engine_new(const char *pin_root, Engine **ret) {
+        _cleanup_(engine_freep) Engine *e = NULL;
+        long hz;
+
+        e = calloc(1, sizeof(*e));
+        if (!e)
+                return -ENOMEM;
+        e->lock_fd = e->events_fd = -1;
+        e->pin_root = strdup(pin_root ?: ENGINE_PIN_ROOT);
+        if (!e->pin_root ||
+            asprintf(&e->sites_dir, "%s/sites", e->pin_root) < 0 ||
+            asprintf(&e->events_path, "%s/events", e->pin_root) < 0)
+                return -ENOMEM;
+        hz = sysconf(_SC_CLK_TCK);
+        e->ns_per_tick = 1000000000ULL / (hz > 0 ? (uint64_t) hz : 100);
+        libbpf_set_print(libbpf_print);
+
+        *ret = TAKE_PTR(e);
+        return 0;
+}
+
+/* Serializes every change to the pins, between engines in any process. */
+static int engine_lock(Engine *e) {
+        if (e->lock_fd < 0) {
+                if (mkdir(ENGINE_STATE_DIR, 0755) < 0 && errno != EEXIST)
+                        return negative_errno();
+                e->lock_fd = open(ENGINE_STATE_DIR "/engine.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+                if (e->lock_fd < 0)
+                        return negative_errno();
+        }
+        if (flock(e->lock_fd, LOCK_EX) < 0)
+                return negative_errno();
+        return 0;
+}
+
+static void engine_unlock(Engine *e) {
+        if (e->lock_fd >= 0)
+                (void) flock(e->lock_fd, LOCK_UN);
+}
+
+static void engine_unlockp(Engine **e) {
+        if (*e)
+                engine_unlock(*e);
+}
+
+static int check_bpffs(const char *path) {
+        _cleanup_free_ char *parent = strdup(path);
+        struct statfs sfs;
+        char *slash;
+
+        if (!parent)
+                return -ENOMEM;
+        slash = strrchr(parent, '/');
+        if (slash && slash != parent)
+                *slash = 0;
+        if (statfs(parent, &sfs) < 0)
+                return negative_errno();
+        return sfs.f_type == BPF_FS_MAGIC ? 0 : -ENOMEDIUM;
+}
+
+/* ---- capabilities ------------------------------------------------------ */
+
+static int probe_socket_filter(void) {
+        const struct bpf_insn insns[] = {
+                { .code = 0xb7, .dst_reg = 0, .imm = 0 },       /* r0 = 0 */
+                { .code = 0x95 },                               /* exit */
+        };
+        int fd;
+
+        fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, NULL, "GPL", insns, ELEMENTSOF(insns), NULL);
+        if (fd < 0)
+                return negative_errno();
+        close(fd);
+        return 0;
+}
+
+static int probe_kprobe(void) {
+        const struct bpf_insn insns[] = {
+                { .code = 0xb7, .dst_reg = 0, .imm = 0 },
+                { .code = 0x95 },
+        };
+        int fd;
+
+        fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns, ELEMENTSOF(insns), NULL);
+        if (fd < 0)
+                return negative_errno();
+        close(fd);
+        return 0;
+}
+
+/* Loads (but does not attach) our own program as fmod_ret on target. */
+static int probe_fmod_ret(Engine *e, const char *target) {
+        struct inject_bpf *skel;
+        int r;
+
+        skel = inject_bpf__open();
+        if (!skel)
+                return negative_errno();
+        (void) bpf_program__set_autoload(skel->progs.inject_kprobe, false);
+        r = bpf_program__set_attach_target(skel->progs.inject_fmod_ret, 0, target);
+        if (r == 0)
+                r = inject_bpf__load(skel);
+        inject_bpf__destroy(skel);
+        return r < 0 ? r : 0;
+}
+
+int engine_caps(Engine *e, const EngineCaps **ret) {
+        const FunctionTable *t;
+        int r;
+
+        if (!e->caps_done) {
+                EngineCaps *c = &e->caps;
+                struct btf *btf;
+
+                c->bpf = probe_socket_filter();
+                c->tracing = probe_kprobe();
+                if (c->tracing < 0)
+                        c->override = c->fmod_ret = c->tracing;
+                else {
+                        r = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_override_return, NULL);
+                        c->override = r > 0 ? 0 : r == 0 ? -EOPNOTSUPP : r;
+                        c->fmod_ret = probe_fmod_ret(e, "security_file_open");
+                }
+                btf = btf__load_vmlinux_btf();
+                c->btf = btf ? 0 : negative_errno();
+                btf__free(btf);
+                r = engine_functions(e, &t);
+                c->list = r < 0 ? r : t->list_error;
+                e->caps_done = true;
+        }
+        *ret = &e->caps;
+        return 0;
+}
+
+int engine_functions(Engine *e, const FunctionTable **ret) {
+        int r;
+
+        if (!e->functions) {
+                r = function_table_load(NULL, NULL, &e->functions);
+                if (r < 0)
+                        return r;
+        }
+        *ret = e->functions;
+        return 0;
+}
+
+unsigned engine_function_backends(Engine *e, const InjectableFunction *f) {
+        const EngineCaps *c;
+        unsigned m = 0;
+
+        (void) engine_caps(e, &c);
+        if (f->listed && !f->module && c->override == 0)
+                m |= 1u << BACKEND_KPROBE;
+        if (f->listed && f->module && c->override == 0)
+                m |= 1u << BACKEND_KPROBE;
+        /* fmod_ret cannot return 0, so a NULL-type function is kprobe-only. */
+        if (f->in_btf && c->fmod_ret == 0 && f->type != FUNC_TYPE_NULL)
+                m |= 1u << BACKEND_FMOD_RET;
+        return m;
+}
+
+/* ---- sites ------------------------------------------------------------- */
+
+/* bpffs refuses dots in names, and function names may hold them (.isra). */
+static int site_dir_name(Engine *e, const char *function, Backend b, char **ret) {
+        _cleanup_free_ char *n = NULL;
+
+        if (asprintf(&n, "%s/%s-%s", e->sites_dir, backend_to_string(b), function) < 0)
+                return -ENOMEM;
+        for (char *p = n + strlen(e->sites_dir) + 1; *p; p++)
+                if (*p == '.')
+                        *p = '%';
+        *ret = TAKE_PTR(n);
+        return 0;
+}
+
+static int pin_path(char *buf, size_t n, const char *dir, const char *name) {
+        return snprintf(buf, n, "%s/%s", dir, name) >= (int) n ? -ENAMETOOLONG : 0;
+}
+
+static int site_open(const char *dir, Site *ret) {
+        _cleanup_(site_closep) Site s = SITE_NULL;
+        char p[PATH_MAX];
+        uint32_t zero = 0;
+        int r;
+
+        s.dir = strdup(dir);
+        if (!s.dir)
+                return -ENOMEM;
+        /* The link must be there too, or the site is half-built. */
+        r = pin_path(p, sizeof(p), dir, "link");
+        if (r < 0)
+                return r;
+        if (access(p, F_OK) < 0)
+                return -ENOLINK;
+#define OPEN_PIN(field, name)                                   \
+        r = pin_path(p, sizeof(p), dir, name);                  \
+        if (r < 0)                                              \
+                return r;                                       \
+        s.field = bpf_obj_get(p);                               \
+        if (s.field < 0)                                        \
+                return negative_errno();
+        OPEN_PIN(scopes_fd, "scopes");
+        OPEN_PIN(slots_fd, "slots");
+        OPEN_PIN(site_fd, "site");
+#undef OPEN_PIN
+        if (bpf_map_lookup_elem(s.site_fd, &zero, &s.info) < 0)
+                return negative_errno();
+
+        *ret = s;
+        s = SITE_NULL;
+        return 0;
+}
+
+/* Unpins everything in dir and removes it. Once the last pin of the link is
+ * gone (and nobody holds an fd), the kernel detaches the program. */
+static int remove_pin_dir(const char *dir) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+        int r = 0;
+
+        d = opendir(dir);
+        if (!d)
+                return errno == ENOENT ? 0 : negative_errno();
+        while ((de = readdir(d))) {
+                char p[PATH_MAX];
+
+                if (de->d_name[0] == '.' && (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
+                        continue;
+                if (pin_path(p, sizeof(p), dir, de->d_name) < 0)
+                        continue;
+                if (unlink(p) < 0 && errno != ENOENT)
+                        r = negative_errno();
+        }
+        if (rmdir(dir) < 0 && errno != ENOENT)
+                r = negative_errno();
+        return r;
+}
+
+/* Once no site is left, nothing of ours stays in bpffs. */
+static void engine_gc_root(Engine *e) {
+        if (rmdir(e->sites_dir) < 0 && errno != ENOENT)
+                return;         /* still has sites */
+        (void) unlink(e->events_path);
+        (void) rmdir(e->pin_root);
+}
+
+int engine_events_fd(Engine *e) {
+        int fd;
+
+        if (e->events_fd >= 0)
+                return e->events_fd;
+        fd = bpf_obj_get(e->events_path);
+        if (fd < 0) {
+                if (errno != ENOENT)
+                        return negative_errno();
+                fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "inject_events", 0, 0, INJECT_EVENTS_SIZE, NULL);
+                if (fd < 0)
+                        return negative_errno();
+        }
+        e->events_fd = fd;
+        return fd;
+}
+
+/* Makes sure the shared ring buffer is pinned (it may have been unpinned
+ * when the last site went, while we kept its fd for our reader). */
+static int engine_pin_events(Engine *e) {
+        int fd, r;
+
+        fd = engine_events_fd(e);
+        if (fd < 0)
+                return fd;
+        if (mkdir(e->pin_root, 0700) < 0 && errno != EEXIST)
+                return negative_errno();
+        if (bpf_obj_pin(fd, e->events_path) < 0 && errno != EEXIST) {
+                r = negative_errno();
+                return r;
+        }
+        return 0;
+}
+
+static int site_create(Engine *e, const char *function, Backend b, const char *final_dir, Site *ret, InjectError *err) {
+        struct inject_bpf *skel = NULL;
+        struct bpf_link *link = NULL;
+        struct bpf_program *prog;
+        char tmp[PATH_MAX], p[PATH_MAX];
+        struct inject_site_info info = { .backend = b };
+        uint32_t zero = 0;
+        uint64_t rnd = 0;
+        int r;
+
+        r = engine_pin_events(e);
+        if (r < 0)
+                return inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
+                                        "Cannot create the event ring buffer in '%s': %s", e->pin_root, strerror(-r));
+        if (mkdir(e->sites_dir, 0700) < 0 && errno != EEXIST)
+                return negative_errno();
+
+        /* Build the site under a temporary name and rename it into place, so
+         * a crash never leaves a half-built site under its real name. */
+        (void) getrandom(&rnd, sizeof(rnd), 0);
+        snprintf(tmp, sizeof(tmp), "%s/tmp-%016llx", e->pin_root, (unsigned long long) rnd);
+        if (mkdir(tmp, 0700) < 0)
+                return negative_errno();
+
+        skel = inject_bpf__open();
+        if (!skel) {
+                r = negative_errno();
+                goto fail;
+        }
+        strncpy((char *) skel->rodata->function_name, function, INJECT_FUNC_LEN - 1);
+        skel->rodata->ns_per_tick = e->ns_per_tick;
+
+        prog = b == BACKEND_KPROBE ? skel->progs.inject_kprobe : skel->progs.inject_fmod_ret;
+        (void) bpf_program__set_autoload(b == BACKEND_KPROBE ? skel->progs.inject_fmod_ret : skel->progs.inject_kprobe,
+                                         false);
+        if (b == BACKEND_FMOD_RET) {
+                r = bpf_program__set_attach_target(prog, 0, function);
+                if (r < 0) {
+                        inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
+                                         "Cannot find '%s' in the kernel's BTF for fmod_ret: %s", function, strerror(-r));
+                        goto fail;
+                }
+        }
+        r = bpf_map__reuse_fd(skel->maps.events, e->events_fd);
+        if (r < 0)
+                goto fail;
+
+        /* The verifier's statistics, for whoever tunes the program's cost. */
+        static char vlog[4096];
+        if (getenv("INJECTD_DEBUG_VERIFIER")) {
+                vlog[0] = 0;
+                (void) bpf_program__set_log_buf(prog, vlog, sizeof(vlog));
+                (void) bpf_program__set_log_level(prog, 4);
+        }
+        r = inject_bpf__load(skel);
+        if (getenv("INJECTD_DEBUG_VERIFIER"))
+                fprintf(stderr, "verifier (%s, %s): %s\n", backend_to_string(b), function, vlog);
+        if (r < 0) {
+                inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
+                                 "The kernel refused to load the %s program for '%s': %s%s%s",
+                                 backend_to_string(b), function, strerror(-r),
+                                 libbpf_last[0] ? " (libbpf: " : "", libbpf_last[0] ? libbpf_last : "");
+                if (libbpf_last[0])
+                        strncat(err->message, ")", sizeof(err->message) - strlen(err->message) - 1);
+                goto fail;
+        }
+
+        strncpy(info.function, function, INJECT_FUNC_LEN - 1);
+        if (bpf_map__update_elem(skel->maps.site, &zero, sizeof(zero), &info, sizeof(info), BPF_ANY) < 0) {
+                r = negative_errno();
+                goto fail;
+        }
+
+        if (b == BACKEND_KPROBE)
+                link = bpf_program__attach_kprobe_opts(prog, function, NULL);
+        else
+                link = bpf_program__attach_trace(prog);
+        if (!link) {
+                r = negative_errno();
+                inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
+                                 "The kernel refused to attach %s to '%s': %s", backend_to_string(b), function,
+                                 strerror(-r));
+                goto fail;
+        }
+
+#define PIN(obj_pin, obj, name)                                         \
+        do {                                                            \
+                r = pin_path(p, sizeof(p), tmp, name);                  \
+                if (r >= 0)                                             \
+                        r = obj_pin(obj, p);                            \
+                if (r < 0) {                                            \
+                        inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED, \
+                                         "Cannot pin '%s': %s", p, strerror(-r)); \
+                        goto fail;                                      \
+                }                                                       \
+        } while (0)
+        PIN(bpf_map__pin, skel->maps.scopes, "scopes");
+        PIN(bpf_map__pin, skel->maps.slots, "slots");
+        PIN(bpf_map__pin, skel->maps.site, "site");
+        PIN(bpf_link__pin, link, "link");
+#undef PIN
+
+        if (rename(tmp, final_dir) < 0) {
+                r = negative_errno();
+                goto fail;
+        }
+
+        /* Pinned: closing our fds leaves the program attached. */
+        bpf_link__destroy(link);
+        inject_bpf__destroy(skel);
+        return site_open(final_dir, ret);
+
+fail:
+        bpf_link__destroy(link);
+        inject_bpf__destroy(skel);
+        (void) remove_pin_dir(tmp);
+        engine_gc_root(e);
+        return r;
+}
+
+static int site_recount(Site *s) {
+        struct inject_site_info info = s->info;
+        uint32_t zero = 0;
+
+        info.cgroup_levels = info.n_process = info.n_global = info.n_live = info.n_callers = 0;
+        for (uint32_t i = 0; i < INJECT_MAX_SLOTS; i++) {
+                struct inject_slot slot;
+
+                if (bpf_map_lookup_elem(s->slots_fd, &i, &slot) < 0)
+                        return negative_errno();
+                if (!slot.id)
+                        continue;
+                info.n_live++;
+                if (slot.n_callers)
+                        info.n_callers++;
+                switch (slot.scope_kind) {
+                case INJECT_SCOPE_CGROUP:
+                        info.cgroup_levels |= 1u << slot.cgroup_level;
+                        break;
+                case INJECT_SCOPE_PROCESS:
+                        info.n_process++;
+                        break;
+                case INJECT_SCOPE_GLOBAL:
+                        info.n_global++;
+                        break;
+                }
+        }
+        if (bpf_map_update_elem(s->site_fd, &zero, &info, BPF_ANY) < 0)
+                return negative_errno();
+        s->info = info;
+        return 0;
+}
+
+static void slot_scope_key(const struct inject_slot *slot, struct inject_scope_key *k) {
+        *k = (struct inject_scope_key) { .kind = slot->scope_kind, .id = slot->scope_id };
+}
+
+/* Takes one injection out of a site: first its scope entry (so no new call
+ * reaches it), then its slot. Removes the site when it was the last. */
+static int site_remove_slot(Engine *e, Site *s, uint32_t idx) {
+        struct inject_scope_key key;
+        struct inject_slot slot;
+        int r;
+
+        if (bpf_map_lookup_elem(s->slots_fd, &idx, &slot) < 0)
+                return negative_errno();
+        slot_scope_key(&slot, &key);
+        if (bpf_map_delete_elem(s->scopes_fd, &key) < 0 && errno != ENOENT)
+                return negative_errno();
+        memset(&slot, 0, sizeof(slot));
+        if (bpf_map_update_elem(s->slots_fd, &idx, &slot, BPF_ANY) < 0)
+                return negative_errno();
+        r = site_recount(s);
+        if (r < 0)
+                return r;
+        if (s->info.n_live == 0) {
+                r = remove_pin_dir(s->dir);
+                engine_gc_root(e);
+        }
+        return r;
+}
+
+static InjectionState slot_state(const struct inject_slot *slot, uint64_t now) {
+        if (slot->times && slot->injected >= slot->times)
+                return INJECTION_EXHAUSTED;
+        if (now >= slot->deadline_ns)
+                return INJECTION_EXPIRED;
+        return INJECTION_ACTIVE;
+}
+
+static void fill_info(const Site *s, const struct inject_slot *slot, uint64_t now, InjectionInfo *ret) {
+        *ret = (InjectionInfo) {
+                .id = slot->id,
+                .backend = s->info.backend,
+                .state = slot_state(slot, now),
+                .slot = *slot,
+        };
+        memcpy(ret->function, s->info.function, INJECT_FUNC_LEN);
+        ret->function[INJECT_FUNC_LEN - 1] = 0;
+}
+
+/* Calls f for every live slot of every complete site. f returns < 0 to stop
+ * with an error, > 0 to stop with success, 0 to go on. Half-built sites are
+ * passed with slot index UINT32_MAX (only when want_broken). */
+typedef int (*slot_fn)(Engine *e, Site *s, uint32_t idx, const struct inject_slot *slot, void *userdata);
+
+static int foreach_slot(Engine *e, slot_fn f, bool want_broken, void *userdata) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+        int r;
+
+        d = opendir(e->sites_dir);
+        if (!d)
+                return errno == ENOENT ? 0 : negative_errno();
+        while ((de = readdir(d))) {
+                _cleanup_(site_closep) Site s = SITE_NULL;
+                char dir[PATH_MAX];
+
+                if (de->d_name[0] == '.')
+                        continue;
+                if (pin_path(dir, sizeof(dir), e->sites_dir, de->d_name) < 0)
+                        continue;
+                r = site_open(dir, &s);
+                if (r < 0) {
+                        if (!want_broken)
+                                continue;
+                        s.dir = strdup(dir);
+                        if (!s.dir)
+                                return -ENOMEM;
+                        r = f(e, &s, UINT32_MAX, NULL, userdata);
+                        if (r != 0)
+                                return r < 0 ? r : 0;
+                        continue;
+                }
+                for (uint32_t i = 0; i < INJECT_MAX_SLOTS; i++) {
+                        struct inject_slot slot;
+
+                        if (bpf_map_lookup_elem(s.slots_fd, &i, &slot) < 0)
+                                return negative_errno();
+                        if (!slot.id)
+                                continue;
+                        r = f(e, &s, i, &slot, userdata);
+                        if (r < 0)
+                                return r;
+                        if (r > 0)
+                                return 0;
+                        if (s.scopes_fd < 0)    /* f removed the whole site */
+                                break;
+                }
+        }
+        return 0;
+}
+
+/* ---- arm --------------------------------------------------------------- */
+
+static int kallsyms_ensure(Engine *e) {
+        if (e->kallsyms)
+                return 0;
+        return kallsyms_load(NULL, &e->kallsyms);
+}
+
+const char *engine_symbol_name(Engine *e, uint64_t addr) {
+        const KSym *s;
+
+        if (kallsyms_ensure(e) < 0)
+                return NULL;
+        s = kallsyms_lookup_addr(e->kallsyms, addr);
+        return s && s->addr == addr ? s->name : NULL;
+}
+
+static const char *errno_reason(int r) {
+        switch (-r) {
+        case EPERM:
+                return "the kernel refuses tracing BPF programs (EPERM: lockdown, or a security policy)";
+        case EOPNOTSUPP:
+                return "this kernel lacks it";
+        case ENOENT:
+                return "not found";
+        default:
+                return strerror(-r);
+        }
+}
+
+static int choose_backend(Engine *e, const InjectableFunction *f, const InjectSpec *spec, Backend *ret,
+                          InjectError *err) {
+        const EngineCaps *c;
+        unsigned m;
+
+        (void) engine_caps(e, &c);
+        m = engine_function_backends(e, f);
+
+        switch (spec->backend) {
+        case BACKEND_KPROBE:
+                if (!f->listed)
+                        return inject_error_set(err, -EOPNOTSUPP, INJECT_ERROR_BACKEND_UNAVAILABLE,
+                                                "The kprobe backend cannot serve '%s': kprobe override only works on "
+                                                "functions on the kernel's error-injection list%s",
+                                                f->name, f->type == FUNC_TYPE_LSM ?
+                                                "; it is an LSM hook, use the fmod_ret backend" : "");
+                if (c->override < 0)
+                        return inject_error_set(err, -EOPNOTSUPP, INJECT_ERROR_BACKEND_UNAVAILABLE,
+                                                "The kprobe backend is unavailable: bpf_override_return: %s "
+                                                "(needs CONFIG_BPF_KPROBE_OVERRIDE)", errno_reason(c->override));
+                *ret = BACKEND_KPROBE;
+                return 0;
+        case BACKEND_FMOD_RET:
+                if (f->type == FUNC_TYPE_NULL || spec->retval == 0)
+                        return inject_error_set(err, -EOPNOTSUPP, INJECT_ERROR_BACKEND_UNAVAILABLE,
+                                                "The fmod_ret backend cannot make '%s' return 0 (a zero return "
+                                                "means \"run the function\"); use the kprobe backend", f->name);
+                if (!f->in_btf)
+                        return inject_error_set(err, -EOPNOTSUPP, INJECT_ERROR_BACKEND_UNAVAILABLE,
+                                                "The fmod_ret backend cannot serve '%s': it is not in vmlinux BTF%s",
+                                                f->name, f->module ? " (module functions are kprobe-only)" : "");
+                if (c->fmod_ret < 0)
+                        return inject_error_set(err, -EOPNOTSUPP, INJECT_ERROR_BACKEND_UNAVAILABLE,
+                                                "The fmod_ret backend is unavailable: %s", errno_reason(c->fmod_ret));
+                *ret = BACKEND_FMOD_RET;
+                return 0;
+        default:
+                /* fmod_ret is the cheaper trampoline; kprobe is the one that can return 0. */
+                if ((m & (1u << BACKEND_FMOD_RET)) && spec->retval != 0) {
+                        *ret = BACKEND_FMOD_RET;
+                        return 0;
+                }
+                if (m & (1u << BACKEND_KPROBE)) {
+                        *ret = BACKEND_KPROBE;
+                        return 0;
+                }
+                return inject_error_set(err, -EOPNOTSUPP, INJECT_ERROR_BACKEND_UNAVAILABLE,
+                                        "No backend can make '%s' return %lld on this kernel: kprobe override: %s; "
+                                        "fmod_ret: %s", f->name, (long long) spec->retval,
+                                        !f->listed ? "not on the error-injection list" :
+                                        c->override < 0 ? errno_reason(c->override) : "available",
+                                        spec->retval == 0 ? "cannot return 0" :
+                                        c->fmod_ret < 0 ? errno_reason(c->fmod_ret) :
+                                        !f->in_btf ? "not in BTF" : "available");
+        }
+}
+
+static int check_function(Engine *e, const InjectSpec *spec, const InjectableFunction **ret, InjectError *err) {
+        const InjectableFunction *f;
+        const FunctionTable *t;
+        int r;
+
+        if (!spec->function || !*spec->function || strlen(spec->function) >= INJECT_FUNC_LEN)
+                return inject_error_set(err, -EINVAL, INJECT_ERROR_NOT_INJECTABLE,
+                                        "A function name of 1 to %d characters is required", INJECT_FUNC_LEN - 1);
+        r = engine_functions(e, &t);
+        if (r < 0)
+                return inject_error_set(err, r, INJECT_ERROR_UNAVAILABLE,
+                                        "Cannot list the kernel's injectable functions: %s", strerror(-r));
+        f = function_table_find(t, spec->function);
+        if (!f) {
+                if (t->list_error < 0)
+                        return inject_error_set(err, -ENOENT, INJECT_ERROR_NOT_INJECTABLE,
+                                                "'%s' cannot be made to fail: the kernel's error-injection list is "
+                                                "unavailable (%s; needs CONFIG_FUNCTION_ERROR_INJECTION and debugfs), "
+                                                "and it is not an LSM hook", spec->function,
+                                                strerror(-t->list_error));
+                return inject_error_set(err, -ENOENT, INJECT_ERROR_NOT_INJECTABLE,
+                                        "'%s' cannot be made to fail: it is not on this kernel's error-injection "
+                                        "list (ALLOW_ERROR_INJECTION) and is not an LSM hook (security_*)",
+                                        spec->function);
+        }
+        if (!func_type_accepts(f->type, spec->retval))
+                return inject_error_set(err, -ERANGE, INJECT_ERROR_BAD_VALUE,
+                                        "'%s' is of type %s: the injected value must be %s, not %lld",
+                                        f->name, func_type_to_string(f->type), func_type_range(f->type),
+                                        (long long) spec->retval);
+        *ret = f;
+        return 0;
+}
+
+static int fill_scope(Engine *e, const InjectSpec *spec, struct inject_slot *slot, InjectError *err) {
+        uint64_t start = 0;
+        pid_t tgid = 0;
+        int r;
+
+        slot->scope_kind = spec->scope;
+        switch (spec->scope) {
+        case INJECT_SCOPE_CGROUP:
+                if (!spec->cgroup_id)
+                        return inject_error_set(err, -EINVAL, INJECT_ERROR_BAD_SCOPE, "The cgroup id must not be 0");
+                if (spec->cgroup_level >= INJECT_MAX_CGROUP_LEVEL)
+                        return inject_error_set(err, -E2BIG, INJECT_ERROR_BAD_SCOPE,
+                                                "The cgroup is %u levels deep; at most %d are supported",
+                                                spec->cgroup_level, INJECT_MAX_CGROUP_LEVEL - 1);
+                slot->scope_id = spec->cgroup_id;
+                slot->cgroup_level = spec->cgroup_level;
+                return 0;
+        case INJECT_SCOPE_PROCESS:
+                if (spec->pid <= 0)
+                        return inject_error_set(err, -EINVAL, INJECT_ERROR_BAD_SCOPE,
+                                                "A process scope needs a pid > 0, not %d", (int) spec->pid);
+                r = scope_process(spec->pid, &tgid, &start);
+                if (r < 0)
+                        return inject_error_set(err, r == -ENOENT ? -ESRCH : r, INJECT_ERROR_BAD_SCOPE,
+                                                "No process with pid %d: %s", (int) spec->pid, strerror(-r));
+                slot->scope_id = (uint64_t) tgid;
+                slot->start_ticks = start;
+                return 0;
+        case INJECT_SCOPE_GLOBAL:
+                slot->scope_id = 0;
+                return 0;
+        default:
+                return inject_error_set(err, -EINVAL, INJECT_ERROR_BAD_SCOPE,
+                                        "An injection needs a scope (cgroup, process or global); an empty scope "
+                                        "never means everything");
+        }
+}
+
+static int fill_filters(Engine *e, const InjectSpec *spec, struct inject_slot *slot, InjectError *err) {
+        int r;
+
+        if (spec->comm && strlen(spec->comm) >= INJECT_COMM_LEN)
+                return inject_error_set(err, -ENAMETOOLONG, INJECT_ERROR_BAD_FILTER,
+                                        "comm '%s' is longer than the kernel's %d characters", spec->comm,
+                                        INJECT_COMM_LEN - 1);
+        if (spec->comm)
+                strncpy(slot->comm, spec->comm, INJECT_COMM_LEN - 1);
+
+        if (spec->n_callers > INJECT_MAX_CALLERS)
+                return inject_error_set(err, -E2BIG, INJECT_ERROR_BAD_FILTER,
+                                        "At most %d caller filters are supported, got %zu", INJECT_MAX_CALLERS,
+                                        spec->n_callers);
+        if (spec->n_callers > 0) {
+                r = kallsyms_ensure(e);
+                if (r < 0)
+                        return inject_error_set(err, r, INJECT_ERROR_BAD_FILTER,
+                                                "Cannot read kernel symbols for caller filters: %s",
+                                                r == -EPERM ? "addresses are hidden (kptr_restrict)" : strerror(-r));
+        }
+        for (size_t i = 0; i < spec->n_callers; i++) {
+                const KSym *s = kallsyms_find(e->kallsyms, spec->callers[i]);
+
+                if (!s || !s->size)
+                        return inject_error_set(err, -ENOENT, INJECT_ERROR_BAD_FILTER,
+                                                "Caller '%s' is not a kernel function in /proc/kallsyms",
+                                                spec->callers[i]);
+                slot->callers[i] = (struct inject_caller) { .start = s->addr, .end = s->addr + s->size };
+        }
+        slot->n_callers = spec->n_callers;
+
+        if (spec->probability_ppm > INJECT_PPM)
+                return inject_error_set(err, -ERANGE, INJECT_ERROR_BAD_FILTER,
+                                        "Probability must be at most 100%%");
+        slot->probability_ppm = spec->probability_ppm ?: INJECT_PPM;
+        slot->after = spec->after;
+        slot->every = spec->every ?: 1;
+        slot->times = spec->times;
+        return 0;
+}
+
+static int new_id(uint64_t *ret) {
+        uint64_t id = 0;
+
+        while (!id)
+                if (getrandom(&id, sizeof(id), 0) != sizeof(id))
+                        return negative_errno();
+        *ret = id;
+        return 0;
+}
+
+int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectError *err) {
+        _cleanup_(engine_unlockp) Engine *locked = NULL;
+        _cleanup_(site_closep) Site s = SITE_NULL;
+        _cleanup_free_ char *dir = NULL;
+        struct inject_scope_key key;
+        struct inject_scope_val val;
+        struct inject_slot slot = {};
+        const InjectableFunction *f = NULL;
+        uint32_t idx = UINT32_MAX;
+        uint64_t now, id;
+        Backend b = BACKEND_AUTO;
+        int r;
+
+        /* Everything that can be refused is refused before anything loads. */
+        r = check_function(e, spec, &f, err);
+        if (r < 0)
+                return r;
+        r = choose_backend(e, f, spec, &b, err);
+        if (r < 0)
+                return r;
+        if (spec->duration_usec == 0 || spec->duration_usec > ENGINE_MAX_DURATION_USEC)
+                return inject_error_set(err, -ERANGE, INJECT_ERROR_BAD_DURATION,
+                                        "The duration must be more than 0 and at most 7 days");
+        r = fill_scope(e, spec, &slot, err);
+        if (r < 0)
+                return r;
+        r = fill_filters(e, spec, &slot, err);
+        if (r < 0)
+                return r;
+        r = check_bpffs(e->pin_root);
+        if (r < 0)
+                return inject_error_set(err, r, INJECT_ERROR_UNAVAILABLE, "No bpffs is mounted above '%s': %s",
+                                        e->pin_root, strerror(-r));
+        r = new_id(&id);
+        if (r < 0)
+                return r;
+        slot.id = id;
+        slot.retval = spec->retval;
+
+        r = engine_lock(e);
+        if (r < 0)
+                return r;
+        locked = e;
+
+        r = site_dir_name(e, f->name, b, &dir);
+        if (r < 0)
+                return r;
+        r = site_open(dir, &s);
+        if (r == -ENOLINK || r == -ENOENT) {
+                if (r == -ENOLINK)      /* half-built leftovers: start over */
+                        (void) remove_pin_dir(dir);
+                r = site_create(e, f->name, b, dir, &s, err);
+        }
+        if (r < 0)
+                return err && err->name ? r : inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
+                                                               "Cannot set up '%s': %s", f->name, strerror(-r));
+
+        for (uint32_t i = 0; i < INJECT_MAX_SLOTS; i++) {
+                struct inject_slot cur;
+
+                if (bpf_map_lookup_elem(s.slots_fd, &i, &cur) < 0)
+                        return negative_errno();
+                if (!cur.id) {
+                        idx = i;
+                        break;
+                }
+        }
+        if (idx == UINT32_MAX)
+                return inject_error_set(err, -EUSERS, INJECT_ERROR_TOO_MANY,
+                                        "'%s' already has %d injections armed", f->name, INJECT_MAX_SLOTS);
+
+        now = now_boottime_ns();
+        slot.created_ns = now;
+        slot.deadline_ns = now + spec->duration_usec * 1000;
+        if (bpf_map_update_elem(s.slots_fd, &idx, &slot, BPF_ANY) < 0) {
+                r = negative_errno();
+                goto undo_slot;
+        }
+        slot_scope_key(&slot, &key);
+        val = (struct inject_scope_val) { .slot = idx, .inj_id = slot.id, .start_ticks = slot.start_ticks };
+        if (bpf_map_update_elem(s.scopes_fd, &key, &val, BPF_NOEXIST) < 0) {
+                r = negative_errno();
+                if (r == -EEXIST)
+                        inject_error_set(err, r, INJECT_ERROR_SCOPE_TAKEN,
+                                         "'%s' (%s) already has an injection with this scope; cancel it first",
+                                         f->name, backend_to_string(b));
+                goto undo_slot;
+        }
+        r = site_recount(&s);
+        if (r < 0) {
+                (void) bpf_map_delete_elem(s.scopes_fd, &key);
+                goto undo_slot;
+        }
+
+        if (ret)
+                fill_info(&s, &slot, now, ret);
+        return 0;
+
+undo_slot:
+        memset(&slot, 0, sizeof(slot));
+        (void) bpf_map_update_elem(s.slots_fd, &idx, &slot, BPF_ANY);
+        if (site_recount(&s) >= 0 && s.info.n_live == 0) {
+                (void) remove_pin_dir(s.dir);
+                engine_gc_root(e);
+        }
+        return err && err->name ? r : inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
+                                                       "Cannot arm '%s': %s", f->name, strerror(-r));
+}
+
+/* ---- inspect and disarm ------------------------------------------------ */
+
+struct find_ctx {
+        uint64_t id;
+        bool remove;
+        bool found;
+        InjectionInfo info;
+};
+
+static int find_fn(Engine *e, Site *s, uint32_t idx, const struct inject_slot *slot, void *userdata) {
+        struct find_ctx *c = userdata;
+        int r;
+
+        if (slot->id != c->id)
+                return 0;
+        fill_info(s, slot, now_boottime_ns(), &c->info);
+        c->found = true;
+        if (c->remove) {
+                r = site_remove_slot(e, s, idx);
+                if (r < 0)
+                        return r;
+        }
+        return 1;
+}
+
+int engine_get(Engine *e, uint64_t id, InjectionInfo *ret) {
+        struct find_ctx c = { .id = id };
+        int r;
+
+        r = foreach_slot(e, find_fn, false, &c);
+        if (r < 0)
+                return r;
+        if (!c.found)
+                return -ENOENT;
+        *ret = c.info;
+        return 0;
+}
+
+int engine_disarm(Engine *e, uint64_t id, InjectionInfo *ret_final, InjectError *err) {
+        _cleanup_(engine_unlockp) Engine *locked = NULL;
+        struct find_ctx c = { .id = id, .remove = true };
+        int r;
+
+        r = engine_lock(e);
+        if (r < 0)
+                return r;
+        locked = e;
+        r = foreach_slot(e, find_fn, false, &c);
+        if (r < 0)
+                return inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED, "Cannot disarm %016llx: %s",
+                                        (unsigned long long) id, strerror(-r));
+        if (!c.found)
+                return inject_error_set(err, -ENOENT, INJECT_ERROR_NO_SUCH_INJECTION,
+                                        "No injection with id %016llx", (unsigned long long) id);
+        if (ret_final)
+                *ret_final = c.info;
+        return 0;
+}
+
+struct list_ctx {
+        InjectionInfo *v;
+        size_t n;
+};
+
+static int list_fn(Engine *e, Site *s, uint32_t idx, const struct inject_slot *slot, void *userdata) {
+        struct list_ctx *c = userdata;
+        InjectionInfo *v;
+
+        v = realloc(c->v, (c->n + 1) * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        c->v = v;
+        fill_info(s, slot, now_boottime_ns(), &c->v[c->n++]);
+        return 0;
+}
+
+int engine_list(Engine *e, InjectionInfo **ret, size_t *ret_n) {
+        struct list_ctx c = {};
+        int r;
+
+        r = foreach_slot(e, list_fn, false, &c);
+        if (r < 0) {
+                free(c.v);
+                return r;
+        }
+        *ret = c.v;
+        *ret_n = c.n;
+        return 0;
+}
+
+/* ---- adopt ------------------------------------------------------------- */
+
+struct adopt_ctx {
+        AdoptResult *v;
+        size_t n;
+        uint64_t now;
+};
+
+static int adopt_fn(Engine *e, Site *s, uint32_t idx, const struct inject_slot *slot, void *userdata) {
+        struct adopt_ctx *c = userdata;
+        AdoptAction action = ADOPT_KEPT;
+        AdoptResult *v;
+        int r;
+
+        if (!slot) {    /* a half-built site: nothing in it was ever armed */
+                (void) remove_pin_dir(s->dir);
+                return 0;
+        }
+
+        if (slot->times && slot->injected >= slot->times)
+                action = ADOPT_EXHAUSTED;
+        else if (c->now >= slot->deadline_ns)
+                action = ADOPT_EXPIRED;
+        else if (slot->scope_kind == INJECT_SCOPE_PROCESS &&
+                 scope_process_alive((pid_t) slot->scope_id, slot->start_ticks) == 0)
+                action = ADOPT_ORPHANED;
+        else if (slot->scope_kind == INJECT_SCOPE_CGROUP && scope_cgroup_alive(slot->scope_id) == 0)
+                action = ADOPT_ORPHANED;
+
+        v = realloc(c->v, (c->n + 1) * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        c->v = v;
+        fill_info(s, slot, c->now, &c->v[c->n].info);
+        c->v[c->n++].action = action;
+
+        if (action == ADOPT_KEPT)
+                return 0;
+        r = site_remove_slot(e, s, idx);
+        if (r < 0)
+                return r;
+        if (s->info.n_live == 0)
+                site_close(s);  /* tells foreach_slot the site is gone */
+        return 0;
+}
+
+static void remove_tmp_dirs(Engine *e) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+
+        d = opendir(e->pin_root);
+        if (!d)
+                return;
+        while ((de = readdir(d))) {
+                char p[PATH_MAX];
+
+                if (strncmp(de->d_name, "tmp-", 4) != 0)
+                        continue;
+                if (pin_path(p, sizeof(p), e->pin_root, de->d_name) >= 0)
+                        (void) remove_pin_dir(p);
+        }
+}
+
+int engine_adopt(Engine *e, AdoptResult **ret, size_t *ret_n) {
+        _cleanup_(engine_unlockp) Engine *locked = NULL;
+        struct adopt_ctx c = { .now = now_boottime_ns() };
+        int r;
+
+        r = engine_lock(e);
+        if (r < 0)
+                return r;
+        locked = e;
+
+        remove_tmp_dirs(e);
+        r = foreach_slot(e, adopt_fn, true, &c);
+        if (r < 0) {
+                free(c.v);
+                return r;
+        }
+        /* Sites whose slots are all empty serve nobody. */
+        engine_gc_root(e);
+        *ret = c.v;
+        *ret_n = c.n;
+        return 0;
+}

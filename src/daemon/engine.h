@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* The engine arms and disarms injections in the kernel. Everything it
+ * creates is pinned under its pin root (/sys/fs/bpf/injectd), so armed
+ * injections outlive the process that armed them, and a later engine (after
+ * a restart) adopts them from bpffs alone:
+ *
+ *   injectd/events                       ring buffer shared by every site
+ *   injectd/sites/<backend>-<function>/  link, scopes, slots, site
+ *
+ * One BPF program serves each (function, backend) site; injections are map
+ * entries of that site. The engine does no policy: its caller has decided. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cleanup.h"
+#include "functions.h"
+#include "inject-error.h"
+#include "inject.h"
+
+#define ENGINE_PIN_ROOT "/sys/fs/bpf/injectd"
+#define ENGINE_STATE_DIR "/run/injectd"
+#define ENGINE_MAX_DURATION_USEC (UINT64_C(7) * 24 * 3600 * 1000000)
+
+typedef enum Backend {
+        BACKEND_AUTO,
+        BACKEND_KPROBE,
+        BACKEND_FMOD_RET,
+        _BACKEND_MAX,
+} Backend;
+
+const char *backend_to_string(Backend b);
+int backend_from_string(const char *s);         /* Backend, or -EINVAL */
+
+/* What this kernel lets us do, each with the errno that said no. */
+typedef struct EngineCaps {
+        int bpf;                /* 0: programs load at all (a socket filter did) */
+        int tracing;            /* 0: kprobe programs load (EPERM: lockdown or a policy refuses them) */
+        int override;           /* 0: bpf_override_return exists (CONFIG_BPF_KPROBE_OVERRIDE) */
+        int fmod_ret;           /* 0: an fmod_ret program loaded against security_file_open */
+        int btf;                /* 0: vmlinux BTF is readable */
+        int list;               /* 0: the error-injection list is readable */
+} EngineCaps;
+
+typedef struct InjectSpec {
+        const char *function;
+        Backend backend;
+        int64_t retval;
+        uint64_t duration_usec;                 /* > 0, <= ENGINE_MAX_DURATION_USEC */
+
+        enum inject_scope_kind scope;
+        uint64_t cgroup_id;                     /* INJECT_SCOPE_CGROUP */
+        uint32_t cgroup_level;
+        pid_t pid;                              /* INJECT_SCOPE_PROCESS */
+
+        const char *comm;                       /* NULL or "": any */
+        const char *const *callers;             /* all must be on the kernel stack */
+        size_t n_callers;
+        uint64_t after;                         /* pass the first N matching calls */
+        uint64_t every;                         /* 0 or 1: every matching call */
+        uint64_t times;                         /* 0: unlimited */
+        uint32_t probability_ppm;               /* 0 means INJECT_PPM (always) */
+} InjectSpec;
+
+typedef enum InjectionState {
+        INJECTION_ACTIVE,
+        INJECTION_EXPIRED,      /* deadline passed: the program no longer fails anything */
+        INJECTION_EXHAUSTED,    /* `times` faults injected */
+        _INJECTION_STATE_MAX,
+} InjectionState;
+
+const char *injection_state_to_string(InjectionState s);
+
+/* A snapshot of one injection: its configuration and counters. */
+typedef struct InjectionInfo {
+        uint64_t id;
+        char function[INJECT_FUNC_LEN];
+        Backend backend;
+        InjectionState state;
+        struct inject_slot slot;
+} InjectionInfo;
+
+typedef enum AdoptAction {
+        ADOPT_KEPT,
+        ADOPT_EXPIRED,
+        ADOPT_EXHAUSTED,
+        ADOPT_ORPHANED,         /* its process or cgroup is gone */
+        _ADOPT_ACTION_MAX,
+} AdoptAction;
+
+const char *adopt_action_to_string(AdoptAction a);
+
+typedef struct AdoptResult {
+        InjectionInfo info;
+        AdoptAction action;
+} AdoptResult;
+
+typedef struct Engine Engine;
+
+/* pin_root NULL: ENGINE_PIN_ROOT. Nothing is created until the first arm. */
+int engine_new(const char *pin_root, Engine **ret);
+Engine *engine_free(Engine *e);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Engine *, engine_free);
+
+int engine_caps(Engine *e, const EngineCaps **ret);
+int engine_functions(Engine *e, const FunctionTable **ret);
+
+/* Bit (1 << BACKEND_x) for each backend that can serve f on this kernel. */
+unsigned engine_function_backends(Engine *e, const InjectableFunction *f);
+
+int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectError *err);
+int engine_disarm(Engine *e, uint64_t id, InjectionInfo *ret_final, InjectError *err);
+int engine_get(Engine *e, uint64_t id, InjectionInfo *ret);
+int engine_list(Engine *e, InjectionInfo **ret, size_t *ret_n);
+
+/* Re-opens what is pinned, removes expired, exhausted and orphaned
+ * injections and half-built sites, and reports each one. */
+int engine_adopt(Engine *e, AdoptResult **ret, size_t *ret_n);
+
+/* The shared ring buffer of struct inject_event, created if needed. */
+int engine_events_fd(Engine *e);
+
+/* Resolves a kernel address back to a symbol name, for display. */
+const char *engine_symbol_name(Engine *e, uint64_t addr);
+
+uint64_t now_boottime_ns(void);

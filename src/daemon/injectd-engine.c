@@ -1,0 +1,692 @@
+/* SPDX-License-Identifier: MIT */
+/* injectd-engine: drives the engine directly from the command line, as root,
+ * with no daemon, policy or bus. The VM tests use it to prove the engine
+ * against a real kernel, and the benchmarks use it as the floor that the
+ * daemon's request path is compared with. */
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+#include <json-c/json.h>
+
+#include "cleanup.h"
+#include "duration.h"
+#include "engine.h"
+#include "errno-name.h"
+#include "scope.h"
+
+static bool arg_json;
+
+static _noreturn_ void usage_error(const char *fmt, ...) {
+        va_list ap;
+
+        fputs("injectd-engine: ", stderr);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputs("\nTry 'injectd-engine --help'.\n", stderr);
+        exit(2);
+}
+
+static void help(void) {
+        printf("Usage: injectd-engine COMMAND [OPTIONS]\n"
+               "Arm, inspect and disarm injections directly (root; no daemon, no policy).\n\n"
+               "Commands:\n"
+               "  arm FUNCTION (--error NAME|NUM | --retval N) (--cgroup PATH | --pid PID | --global)\n"
+               "      [--for DUR] [--backend auto|kprobe|fmod_ret] [--comm NAME] [--caller FUNC]...\n"
+               "      [--after N] [--every N] [--times N] [--probability P%%] [--hold]\n"
+               "  disarm ID... | --all\n"
+               "  list                 armed injections with their counters\n"
+               "  show ID\n"
+               "  adopt                re-open pinned injections, drop expired/exhausted/orphaned ones\n"
+               "  functions [GLOB]     injectable functions, their type and usable backends\n"
+               "  caps                 what this kernel offers\n"
+               "  events [--count N] [--timeout DUR]   stream injected faults as JSON lines\n\n"
+               "Options:\n"
+               "  --json               machine-readable output\n"
+               "  --hold               (arm) stay until SIGINT/SIGTERM or the deadline, then disarm;\n"
+               "                       prints 'armed ID' once the fault is live\n"
+               "  -h --help            this text\n\n"
+               "Exit status: 0 success, 1 refused or failed, 2 usage error.\n");
+}
+
+static int parse_u64(const char *s, uint64_t *ret) {
+        char *end;
+        unsigned long long v;
+
+        if (!s || !*s || *s == '-')
+                return -EINVAL;
+        errno = 0;
+        v = strtoull(s, &end, 0);
+        if (errno || *end)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+static int parse_id(const char *s, uint64_t *ret) {
+        char *end;
+        unsigned long long v;
+
+        errno = 0;
+        v = strtoull(s, &end, 16);
+        if (errno || *end || !*s || v == 0)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+/* "25%", "25", "0.5%" → parts per million. */
+static int parse_probability(const char *s, uint32_t *ret) {
+        char *end;
+        double p;
+
+        errno = 0;
+        p = strtod(s, &end);
+        if (errno || end == s || (*end && strcmp(end, "%") != 0) || !(p > 0) || p > 100)
+                return -EINVAL;
+        *ret = (uint32_t) (p * (INJECT_PPM / 100) + 0.5) ?: 1;
+        return 0;
+}
+
+static json_object *info_to_json(Engine *e, const InjectionInfo *i) {
+        json_object *o = json_object_new_object(), *scope = json_object_new_object(), *callers;
+        char id[17];
+        uint64_t now = now_boottime_ns();
+        const char *ename = i->slot.retval < 0 ? errno_to_name((int) -i->slot.retval) : NULL;
+
+        snprintf(id, sizeof(id), "%016" PRIx64, i->id);
+        json_object_object_add(o, "id", json_object_new_string(id));
+        json_object_object_add(o, "function", json_object_new_string(i->function));
+        json_object_object_add(o, "backend", json_object_new_string(backend_to_string(i->backend)));
+        json_object_object_add(o, "state", json_object_new_string(injection_state_to_string(i->state)));
+        json_object_object_add(o, "retval", json_object_new_int64(i->slot.retval));
+        if (ename)
+                json_object_object_add(o, "error", json_object_new_string(ename));
+
+        switch (i->slot.scope_kind) {
+        case INJECT_SCOPE_CGROUP:
+                json_object_object_add(scope, "kind", json_object_new_string("cgroup"));
+                json_object_object_add(scope, "cgroup_id", json_object_new_uint64(i->slot.scope_id));
+                json_object_object_add(scope, "level", json_object_new_int(i->slot.cgroup_level));
+                break;
+        case INJECT_SCOPE_PROCESS:
+                json_object_object_add(scope, "kind", json_object_new_string("process"));
+                json_object_object_add(scope, "pid", json_object_new_int64((int64_t) i->slot.scope_id));
+                break;
+        default:
+                json_object_object_add(scope, "kind", json_object_new_string("global"));
+        }
+        json_object_object_add(o, "scope", scope);
+        if (i->slot.comm[0])
+                json_object_object_add(o, "comm", json_object_new_string(i->slot.comm));
+        callers = json_object_new_array();
+        for (uint32_t c = 0; c < i->slot.n_callers && c < INJECT_MAX_CALLERS; c++) {
+                const char *n = engine_symbol_name(e, i->slot.callers[c].start);
+                char buf[32];
+
+                if (!n) {
+                        snprintf(buf, sizeof(buf), "0x%" PRIx64, (uint64_t) i->slot.callers[c].start);
+                        n = buf;
+                }
+                json_object_array_add(callers, json_object_new_string(n));
+        }
+        json_object_object_add(o, "callers", callers);
+        json_object_object_add(o, "after", json_object_new_uint64(i->slot.after));
+        json_object_object_add(o, "every", json_object_new_uint64(i->slot.every));
+        json_object_object_add(o, "times", json_object_new_uint64(i->slot.times));
+        json_object_object_add(o, "probability", json_object_new_double(i->slot.probability_ppm / 10000.0));
+        json_object_object_add(o, "created_ns", json_object_new_uint64(i->slot.created_ns));
+        json_object_object_add(o, "deadline_ns", json_object_new_uint64(i->slot.deadline_ns));
+        json_object_object_add(o, "remaining_ms",
+                               json_object_new_uint64(i->slot.deadline_ns > now ?
+                                                      (i->slot.deadline_ns - now) / 1000000 : 0));
+        json_object_object_add(o, "seen", json_object_new_uint64(i->slot.seen));
+        json_object_object_add(o, "matched", json_object_new_uint64(i->slot.matched));
+        json_object_object_add(o, "injected", json_object_new_uint64(i->slot.injected));
+        return o;
+}
+
+static void print_json(json_object *o) {
+        puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+        json_object_put(o);
+}
+
+static void print_info_text(const InjectionInfo *i) {
+        uint64_t now = now_boottime_ns();
+        const char *kind = i->slot.scope_kind == INJECT_SCOPE_CGROUP ? "cgroup" :
+                           i->slot.scope_kind == INJECT_SCOPE_PROCESS ? "process" : "global";
+
+        printf("%016" PRIx64 "  %-24s %-8s %-9s retval=%-6" PRId64 " %s:%" PRIu64 "  left=%s"
+               "  seen=%" PRIu64 " matched=%" PRIu64 " injected=%" PRIu64 "\n",
+               i->id, i->function, backend_to_string(i->backend), injection_state_to_string(i->state),
+               (int64_t) i->slot.retval, kind, (uint64_t) i->slot.scope_id,
+               FORMAT_DURATION(i->slot.deadline_ns > now ? (i->slot.deadline_ns - now) / 1000 : 0),
+               (uint64_t) i->slot.seen, (uint64_t) i->slot.matched, (uint64_t) i->slot.injected);
+}
+
+static void print_info(Engine *e, const InjectionInfo *i) {
+        if (arg_json)
+                print_json(info_to_json(e, i));
+        else
+                print_info_text(i);
+}
+
+static int refused(const InjectError *err, int r) {
+        fprintf(stderr, "injectd-engine: %s%s%s\n", err->name ? err->name : "", err->name ? ": " : "",
+                err->name ? err->message : strerror(-r));
+        return 1;
+}
+
+/* Waits for SIGINT/SIGTERM or the deadline, then disarms. */
+static int hold(Engine *e, const InjectionInfo *info) {
+        _cleanup_close_ int sfd = -1;
+        InjectError err = {};
+        InjectionInfo final;
+        sigset_t mask;
+        uint64_t now;
+        int r;
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+        if (sfd < 0)
+                return negative_errno();
+        now = now_boottime_ns();
+        if (info->slot.deadline_ns > now) {
+                struct pollfd p = { .fd = sfd, .events = POLLIN };
+                uint64_t ms = (info->slot.deadline_ns - now) / 1000000 + 1;
+
+                (void) poll(&p, 1, ms > INT32_MAX ? INT32_MAX : (int) ms);
+        }
+        r = engine_disarm(e, info->id, &final, &err);
+        if (r < 0)
+                return refused(&err, r);
+        print_info(e, &final);
+        return 0;
+}
+
+static int cmd_arm(Engine *e, int argc, char **argv) {
+        static const struct option opts[] = {
+                { "error", required_argument, NULL, 'e' },
+                { "retval", required_argument, NULL, 'r' },
+                { "for", required_argument, NULL, 'f' },
+                { "backend", required_argument, NULL, 'b' },
+                { "cgroup", required_argument, NULL, 'c' },
+                { "pid", required_argument, NULL, 'p' },
+                { "global", no_argument, NULL, 'g' },
+                { "comm", required_argument, NULL, 'C' },
+                { "caller", required_argument, NULL, 'K' },
+                { "after", required_argument, NULL, 'A' },
+                { "every", required_argument, NULL, 'E' },
+                { "times", required_argument, NULL, 'T' },
+                { "probability", required_argument, NULL, 'P' },
+                { "hold", no_argument, NULL, 'H' },
+                { "json", no_argument, NULL, 'j' },
+                {}
+        };
+        const char *callers[INJECT_MAX_CALLERS + 1];
+        InjectSpec spec = { .duration_usec = 60 * USEC_PER_SEC };
+        bool have_value = false, do_hold = false;
+        InjectError err = {};
+        InjectionInfo info;
+        int c, r, n_scopes = 0;
+        uint64_t u;
+
+        while ((c = getopt_long(argc, argv, "", opts, NULL)) >= 0) {
+                switch (c) {
+                case 'e': {
+                        int en;
+
+                        if (have_value)
+                                usage_error("--error and --retval are exclusive");
+                        if (errno_from_name(optarg, &en) < 0)
+                                usage_error("Unknown errno '%s'", optarg);
+                        spec.retval = -en;
+                        have_value = true;
+                        break;
+                }
+                case 'r': {
+                        char *end;
+                        long long v;
+
+                        if (have_value)
+                                usage_error("--error and --retval are exclusive");
+                        errno = 0;
+                        v = strtoll(optarg, &end, 0);
+                        if (errno || *end || !*optarg)
+                                usage_error("Invalid --retval '%s'", optarg);
+                        spec.retval = v;
+                        have_value = true;
+                        break;
+                }
+                case 'f':
+                        if (parse_duration(optarg, &spec.duration_usec) < 0)
+                                usage_error("Invalid duration '%s' (e.g. 30s, 5min, 1h30m)", optarg);
+                        break;
+                case 'b':
+                        r = backend_from_string(optarg);
+                        if (r < 0)
+                                usage_error("Unknown backend '%s' (auto, kprobe, fmod_ret)", optarg);
+                        spec.backend = r;
+                        break;
+                case 'c':
+                        spec.scope = INJECT_SCOPE_CGROUP;
+                        n_scopes++;
+                        r = scope_cgroup_from_path(optarg, &spec.cgroup_id, &spec.cgroup_level);
+                        if (r < 0) {
+                                fprintf(stderr, "injectd-engine: '%s' is not a cgroup2 directory: %s\n", optarg,
+                                        r == -EMEDIUMTYPE ? "not on cgroup2" : strerror(-r));
+                                return 1;
+                        }
+                        break;
+                case 'p':
+                        if (parse_u64(optarg, &u) < 0 || u == 0 || u > INT32_MAX)
+                                usage_error("Invalid pid '%s'", optarg);
+                        spec.scope = INJECT_SCOPE_PROCESS;
+                        spec.pid = (pid_t) u;
+                        n_scopes++;
+                        break;
+                case 'g':
+                        spec.scope = INJECT_SCOPE_GLOBAL;
+                        n_scopes++;
+                        break;
+                case 'C':
+                        spec.comm = optarg;
+                        break;
+                case 'K':
+                        if (spec.n_callers >= INJECT_MAX_CALLERS)
+                                usage_error("At most %d --caller options", INJECT_MAX_CALLERS);
+                        callers[spec.n_callers++] = optarg;
+                        break;
+                case 'A':
+                        if (parse_u64(optarg, &spec.after) < 0)
+                                usage_error("Invalid --after '%s'", optarg);
+                        break;
+                case 'E':
+                        if (parse_u64(optarg, &spec.every) < 0 || spec.every == 0)
+                                usage_error("Invalid --every '%s' (a number >= 1)", optarg);
+                        break;
+                case 'T':
+                        if (parse_u64(optarg, &spec.times) < 0 || spec.times == 0)
+                                usage_error("Invalid --times '%s' (a number >= 1)", optarg);
+                        break;
+                case 'P':
+                        if (parse_probability(optarg, &spec.probability_ppm) < 0)
+                                usage_error("Invalid --probability '%s' (more than 0%% and at most 100%%)", optarg);
+                        break;
+                case 'H':
+                        do_hold = true;
+                        break;
+                case 'j':
+                        arg_json = true;
+                        break;
+                default:
+                        usage_error("Unknown option for 'arm'");
+                }
+        }
+        if (optind + 1 != argc)
+                usage_error("'arm' takes exactly one FUNCTION");
+        if (!have_value)
+                usage_error("'arm' needs --error or --retval");
+        if (n_scopes != 1)
+                usage_error("'arm' needs exactly one of --cgroup, --pid, --global");
+        spec.function = argv[optind];
+        spec.callers = callers;
+
+        if (do_hold) {
+                /* Block them now, so a signal sent right after "armed" is not lost. */
+                sigset_t mask;
+
+                sigemptyset(&mask);
+                sigaddset(&mask, SIGINT);
+                sigaddset(&mask, SIGTERM);
+                sigprocmask(SIG_BLOCK, &mask, NULL);
+        }
+
+        r = engine_arm(e, &spec, &info, &err);
+        if (r < 0)
+                return refused(&err, r);
+        if (do_hold) {
+                printf("armed %016" PRIx64 "\n", info.id);
+                fflush(stdout);
+                return hold(e, &info);
+        }
+        if (arg_json)
+                print_json(info_to_json(e, &info));
+        else
+                printf("%016" PRIx64 "\n", info.id);
+        return 0;
+}
+
+static int cmd_disarm(Engine *e, int argc, char **argv, bool all) {
+        int ret = 0, r;
+
+        if (all) {
+                _cleanup_free_ InjectionInfo *v = NULL;
+                size_t n;
+
+                if (argc > 0)
+                        usage_error("'disarm --all' takes no IDs");
+                r = engine_list(e, &v, &n);
+                if (r < 0) {
+                        fprintf(stderr, "injectd-engine: Cannot list injections: %s\n", strerror(-r));
+                        return 1;
+                }
+                for (size_t i = 0; i < n; i++) {
+                        InjectError err = {};
+                        InjectionInfo final;
+
+                        r = engine_disarm(e, v[i].id, &final, &err);
+                        if (r < 0)
+                                ret = refused(&err, r);
+                        else
+                                print_info(e, &final);
+                }
+                return ret;
+        }
+        if (argc == 0)
+                usage_error("'disarm' needs an ID or --all");
+        for (int i = 0; i < argc; i++) {
+                InjectError err = {};
+                InjectionInfo final;
+                uint64_t id;
+
+                if (parse_id(argv[i], &id) < 0)
+                        usage_error("Invalid injection ID '%s'", argv[i]);
+                r = engine_disarm(e, id, &final, &err);
+                if (r < 0)
+                        ret = refused(&err, r);
+                else
+                        print_info(e, &final);
+        }
+        return ret;
+}
+
+static int cmd_list(Engine *e) {
+        _cleanup_free_ InjectionInfo *v = NULL;
+        size_t n;
+        int r;
+
+        r = engine_list(e, &v, &n);
+        if (r < 0) {
+                fprintf(stderr, "injectd-engine: Cannot list injections: %s\n", strerror(-r));
+                return 1;
+        }
+        if (arg_json) {
+                json_object *a = json_object_new_array();
+
+                for (size_t i = 0; i < n; i++)
+                        json_object_array_add(a, info_to_json(e, &v[i]));
+                print_json(a);
+        } else
+                for (size_t i = 0; i < n; i++)
+                        print_info_text(&v[i]);
+        return 0;
+}
+
+static int cmd_show(Engine *e, int argc, char **argv) {
+        InjectionInfo info;
+        uint64_t id;
+        int r;
+
+        if (argc != 1 || parse_id(argv[0], &id) < 0)
+                usage_error("'show' takes one injection ID");
+        r = engine_get(e, id, &info);
+        if (r < 0) {
+                fprintf(stderr, "injectd-engine: %s: %s\n", argv[0],
+                        r == -ENOENT ? "no such injection" : strerror(-r));
+                return 1;
+        }
+        print_info(e, &info);
+        return 0;
+}
+
+static int cmd_adopt(Engine *e) {
+        _cleanup_free_ AdoptResult *v = NULL;
+        json_object *a = NULL;
+        size_t n;
+        int r;
+
+        r = engine_adopt(e, &v, &n);
+        if (r < 0) {
+                fprintf(stderr, "injectd-engine: Cannot adopt pinned injections: %s\n", strerror(-r));
+                return 1;
+        }
+        if (arg_json)
+                a = json_object_new_array();
+        for (size_t i = 0; i < n; i++) {
+                if (a) {
+                        json_object *o = info_to_json(e, &v[i].info);
+
+                        json_object_object_add(o, "action",
+                                               json_object_new_string(adopt_action_to_string(v[i].action)));
+                        json_object_array_add(a, o);
+                } else
+                        printf("%-9s %016" PRIx64 " %s\n", adopt_action_to_string(v[i].action), v[i].info.id,
+                               v[i].info.function);
+        }
+        if (a)
+                print_json(a);
+        return 0;
+}
+
+static json_object *backends_json(unsigned m) {
+        json_object *a = json_object_new_array();
+
+        for (int b = BACKEND_KPROBE; b < _BACKEND_MAX; b++)
+                if (m & (1u << b))
+                        json_object_array_add(a, json_object_new_string(backend_to_string(b)));
+        return a;
+}
+
+static int cmd_functions(Engine *e, int argc, char **argv) {
+        const FunctionTable *t;
+        json_object *a = NULL;
+        int r;
+
+        if (argc > 1)
+                usage_error("'functions' takes at most one GLOB");
+        r = engine_functions(e, &t);
+        if (r < 0) {
+                fprintf(stderr, "injectd-engine: Cannot list functions: %s\n", strerror(-r));
+                return 1;
+        }
+        if (arg_json)
+                a = json_object_new_array();
+        for (size_t i = 0; i < t->n; i++) {
+                const InjectableFunction *f = &t->funcs[i];
+                unsigned m;
+
+                if (argc == 1 && fnmatch(argv[0], f->name, 0) != 0)
+                        continue;
+                m = engine_function_backends(e, f);
+                if (a) {
+                        json_object *o = json_object_new_object();
+
+                        json_object_object_add(o, "name", json_object_new_string(f->name));
+                        if (f->module)
+                                json_object_object_add(o, "module", json_object_new_string(f->module));
+                        json_object_object_add(o, "type", json_object_new_string(func_type_to_string(f->type)));
+                        json_object_object_add(o, "backends", backends_json(m));
+                        json_object_array_add(a, o);
+                } else
+                        printf("%-40s %-10s %-8s%s%s\n", f->name, func_type_to_string(f->type),
+                               m & (1u << BACKEND_KPROBE) ? "kprobe" : "-",
+                               m & (1u << BACKEND_FMOD_RET) ? " fmod_ret" : " -",
+                               f->module ? f->module : "");
+        }
+        if (a)
+                print_json(a);
+        return 0;
+}
+
+static json_object *cap_json(int r) {
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "available", json_object_new_boolean(r == 0));
+        if (r < 0) {
+                json_object_object_add(o, "errno", json_object_new_string(errno_to_name(-r) ?: "?"));
+                json_object_object_add(o, "reason", json_object_new_string(strerror(-r)));
+        }
+        return o;
+}
+
+static int cmd_caps(Engine *e) {
+        static const char *const names[] = { "bpf", "tracing", "override", "fmod_ret", "btf", "list" };
+        const EngineCaps *c;
+        int v[6];
+
+        (void) engine_caps(e, &c);
+        v[0] = c->bpf, v[1] = c->tracing, v[2] = c->override, v[3] = c->fmod_ret, v[4] = c->btf, v[5] = c->list;
+        if (arg_json) {
+                json_object *o = json_object_new_object();
+
+                for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                        json_object_object_add(o, names[i], cap_json(v[i]));
+                print_json(o);
+        } else
+                for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                        printf("%-10s %s%s%s\n", names[i], v[i] == 0 ? "yes" : "no", v[i] < 0 ? ": " : "",
+                               v[i] < 0 ? strerror(-v[i]) : "");
+        return 0;
+}
+
+static int event_cb(void *ctx, void *data, size_t size) {
+        const struct inject_event *ev = data;
+        uint64_t *left = ctx;
+        json_object *o;
+        char id[17], comm[INJECT_COMM_LEN + 1] = {}, fn[INJECT_FUNC_LEN + 1] = {};
+
+        if (size < sizeof(*ev))
+                return 0;
+        memcpy(comm, ev->comm, INJECT_COMM_LEN);
+        memcpy(fn, ev->function, INJECT_FUNC_LEN);
+        snprintf(id, sizeof(id), "%016" PRIx64, (uint64_t) ev->inj_id);
+        o = json_object_new_object();
+        json_object_object_add(o, "time_ns", json_object_new_uint64(ev->time_ns));
+        json_object_object_add(o, "id", json_object_new_string(id));
+        json_object_object_add(o, "function", json_object_new_string(fn));
+        json_object_object_add(o, "pid", json_object_new_int(ev->pid));
+        json_object_object_add(o, "tgid", json_object_new_int(ev->tgid));
+        json_object_object_add(o, "comm", json_object_new_string(comm));
+        json_object_object_add(o, "retval", json_object_new_int64(ev->retval));
+        print_json(o);
+        fflush(stdout);
+        if (*left && --*left == 0)
+                return 1;       /* stop polling */
+        return 0;
+}
+
+static int cmd_events(Engine *e, int argc, char **argv) {
+        static const struct option opts[] = {
+                { "count", required_argument, NULL, 'n' },
+                { "timeout", required_argument, NULL, 't' },
+                {}
+        };
+        struct ring_buffer *rb;
+        uint64_t count = 0, timeout_usec = 0, deadline;
+        int c, fd, r = 0;
+
+        while ((c = getopt_long(argc, argv, "", opts, NULL)) >= 0)
+                switch (c) {
+                case 'n':
+                        if (parse_u64(optarg, &count) < 0)
+                                usage_error("Invalid --count '%s'", optarg);
+                        break;
+                case 't':
+                        if (parse_duration(optarg, &timeout_usec) < 0)
+                                usage_error("Invalid --timeout '%s'", optarg);
+                        break;
+                default:
+                        usage_error("Unknown option for 'events'");
+                }
+        fd = engine_events_fd(e);
+        if (fd < 0) {
+                fprintf(stderr, "injectd-engine: Cannot open the event ring buffer: %s\n", strerror(-fd));
+                return 1;
+        }
+        rb = ring_buffer__new(fd, event_cb, &count, NULL);
+        if (!rb) {
+                fprintf(stderr, "injectd-engine: Cannot read the event ring buffer: %m\n");
+                return 1;
+        }
+        printf("{\"listening\":true}\n");
+        fflush(stdout);
+        deadline = timeout_usec ? now_boottime_ns() + timeout_usec * 1000 : 0;
+        for (;;) {
+                r = ring_buffer__poll(rb, 100);
+                if (r == 1 || (r < 0 && r != -EINTR))
+                        break;
+                if (deadline && now_boottime_ns() >= deadline)
+                        break;
+        }
+        ring_buffer__free(rb);
+        return r < 0 && r != -EINTR ? 1 : 0;
+}
+
+int main(int argc, char **argv) {
+        _cleanup_(engine_freep) Engine *e = NULL;
+        const char *cmd;
+        bool all = false;
+        int r;
+
+        /* Global options may come anywhere; peel off --json/--all/--help. */
+        for (int i = 1; i < argc; i++) {
+                if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "--all") == 0) {
+                        if (argv[i][2] == 'j')
+                                arg_json = true;
+                        else
+                                all = true;
+                        memmove(&argv[i], &argv[i + 1], (argc - i) * sizeof(char *));
+                        argc--, i--;
+                } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+                        help();
+                        return 0;
+                } else if (strcmp(argv[i], "--") == 0)
+                        break;
+        }
+        if (argc < 2)
+                usage_error("Missing command");
+        cmd = argv[1];
+
+        r = engine_new(getenv("INJECTD_PIN_ROOT"), &e);
+        if (r < 0) {
+                fprintf(stderr, "injectd-engine: %s\n", strerror(-r));
+                return 1;
+        }
+
+        /* Subcommands parse from argv[1], so getopt skips the command name. */
+        argc--, argv++;
+        optind = 1;
+        if (strcmp(cmd, "arm") == 0)
+                return cmd_arm(e, argc, argv);
+        if (strcmp(cmd, "disarm") == 0)
+                return cmd_disarm(e, argc - 1, argv + 1, all);
+        if (all && strcmp(cmd, "list") != 0)
+                usage_error("--all only goes with 'disarm'");
+        if (strcmp(cmd, "list") == 0)
+                return argc == 1 ? cmd_list(e) : (usage_error("'list' takes no arguments"), 2);
+        if (strcmp(cmd, "show") == 0)
+                return cmd_show(e, argc - 1, argv + 1);
+        if (strcmp(cmd, "adopt") == 0)
+                return argc == 1 ? cmd_adopt(e) : (usage_error("'adopt' takes no arguments"), 2);
+        if (strcmp(cmd, "functions") == 0)
+                return cmd_functions(e, argc - 1, argv + 1);
+        if (strcmp(cmd, "caps") == 0)
+                return argc == 1 ? cmd_caps(e) : (usage_error("'caps' takes no arguments"), 2);
+        if (strcmp(cmd, "events") == 0)
+                return cmd_events(e, argc, argv);
+        usage_error("Unknown command '%s'", cmd);
+}

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "kallsyms.h"
+
+Kallsyms *kallsyms_free(Kallsyms *k) {
+        if (!k)
+                return NULL;
+        for (size_t i = 0; i < k->n; i++) {
+                free(k->syms[i].name);
+                free(k->syms[i].module);
+        }
+        free(k->syms);
+        free(k);
+        return NULL;
+}
+DEFINE_TRIVIAL_CLEANUP_FUNC(Kallsyms *, kallsyms_free);
+
+static int ksym_cmp(const void *a, const void *b) {
+        const KSym *x = a, *y = b;
+        return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int is_text(char type) {
+        return type == 't' || type == 'T' || type == 'w' || type == 'W';
+}
+
+int kallsyms_load(const char *path, Kallsyms **ret) {
+        _cleanup_(kallsyms_freep) Kallsyms *k = NULL;
+        _cleanup_fclose_ FILE *f = NULL;
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0, alloc = 0;
+        int any_addr = 0;
+
+        f = fopen(path ?: "/proc/kallsyms", "re");
+        if (!f)
+                return negative_errno();
+
+        k = calloc(1, sizeof(*k));
+        if (!k)
+                return -ENOMEM;
+
+        while (getline(&line, &cap, f) > 0) {
+                char name[256], module[128] = "", type;
+                unsigned long long addr;
+                int n;
+
+                n = sscanf(line, "%llx %c %255s [%127[^]]]", &addr, &type, name, module);
+                if (n < 3 || !is_text(type))
+                        continue;
+                if (addr)
+                        any_addr = 1;
+                if (k->n == alloc) {
+                        size_t na = alloc ? alloc * 2 : 65536;
+                        KSym *s = realloc(k->syms, na * sizeof(*s));
+                        if (!s)
+                                return -ENOMEM;
+                        k->syms = s;
+                        alloc = na;
+                }
+                k->syms[k->n] = (KSym) {
+                        .addr = addr,
+                        .name = strdup(name),
+                        .module = n == 4 ? strdup(module) : NULL,
+                };
+                if (!k->syms[k->n].name || (n == 4 && !k->syms[k->n].module)) {
+                        k->n++;
+                        return -ENOMEM;
+                }
+                k->n++;
+        }
+        if (ferror(f))
+                return -EIO;
+        /* kptr_restrict shows every address as zero to those who may not see them. */
+        if (k->n > 0 && !any_addr)
+                return -EPERM;
+        if (k->n == 0)
+                return -ENODATA;
+
+        qsort(k->syms, k->n, sizeof(KSym), ksym_cmp);
+        for (size_t i = 0; i < k->n; i++) {
+                size_t j = i + 1;
+                while (j < k->n && k->syms[j].addr == k->syms[i].addr)
+                        j++;
+                k->syms[i].size = j < k->n ? k->syms[j].addr - k->syms[i].addr : 0;
+        }
+
+        *ret = TAKE_PTR(k);
+        return 0;
+}
+
+const KSym *kallsyms_find(const Kallsyms *k, const char *name) {
+        /* Prefer vmlinux over a module's static function of the same name. */
+        const KSym *found = NULL;
+
+        for (size_t i = 0; i < k->n; i++)
+                if (strcmp(k->syms[i].name, name) == 0) {
+                        if (!k->syms[i].module)
+                                return &k->syms[i];
+                        if (!found)
+                                found = &k->syms[i];
+                }
+        return found;
+}
+
+const KSym *kallsyms_lookup_addr(const Kallsyms *k, uint64_t addr) {
+        size_t lo = 0, hi = k->n;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (k->syms[mid].addr <= addr)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        if (lo == 0)
+                return NULL;
+        const KSym *s = &k->syms[lo - 1];
+        if (s->size && addr >= s->addr + s->size)
+                return NULL;
+        return s;
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* Kernel text symbols with their sizes, for caller filters: a caller matches
+ * when a return address on the kernel stack falls inside [addr, addr+size). */
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct KSym {
+        uint64_t addr;
+        uint64_t size;          /* distance to the next symbol; 0 for the last */
+        char *name;
+        char *module;           /* NULL for vmlinux */
+} KSym;
+
+typedef struct Kallsyms {
+        KSym *syms;             /* sorted by address */
+        size_t n;
+} Kallsyms;
+
+/* path NULL means /proc/kallsyms. -EPERM when the kernel hides addresses. */
+int kallsyms_load(const char *path, Kallsyms **ret);
+Kallsyms *kallsyms_free(Kallsyms *k);
+
+const KSym *kallsyms_find(const Kallsyms *k, const char *name);
+const KSym *kallsyms_lookup_addr(const Kallsyms *k, uint64_t addr);

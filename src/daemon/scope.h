@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* Turning what a user names (a cgroup directory, a pid) into what the BPF
+ * program compares (a cgroup id and level, a tgid and start time), and
+ * telling whether that target still exists. */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* fd is an open cgroup2 directory. Level 0 is the hierarchy's root. */
+int scope_cgroup_from_fd(int fd, uint64_t *ret_id, uint32_t *ret_level);
+int scope_cgroup_from_path(const char *path, uint64_t *ret_id, uint32_t *ret_level);
+
+/* The cgroup the calling process (or pid, if > 0) belongs to, as a path
+ * below the cgroup2 mount. */
+int scope_cgroup_path_of_pid(pid_t pid, char **ret_path);
+
+/* Resolves a pid (or tid) to its thread group and the group leader's start
+ * time in clock ticks since boot (field 22 of /proc/PID/stat). */
+int scope_process(pid_t pid, pid_t *ret_tgid, uint64_t *ret_start_ticks);
+
+/* 1 if the target still exists, 0 if gone, negative errno if unknown. */
+int scope_cgroup_alive(uint64_t cgroup_id);
+int scope_process_alive(pid_t tgid, uint64_t start_ticks);
