@@ -143,10 +143,12 @@ __noinline long evaluate(__u32 idx, __u64 inj_id, __u64 now, int have_stack)
                         return 0;
         }
 
+        /* Call n fails when n > after and (n - after) is a multiple of every:
+         * after=2 fails the 3rd; every=3 fails the 3rd, 6th, 9th... */
         n = __sync_fetch_and_add(&slot->matched, 1) + 1;
         if (n <= slot->after)
                 return 0;
-        k = n - slot->after - 1;
+        k = n - slot->after;
         every = slot->every ?: 1;
         if (k % every)
                 return 0;

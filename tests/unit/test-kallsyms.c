@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/* kallsyms parsing: sizes come from the next symbol, lookups by name prefer
+ * vmlinux, and a kernel that hides addresses is reported, not misread. */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "kallsyms.h"
+#include "test-util.h"
+
+static char *write_fixture(const char *text) {
+        char *p = strdup("/tmp/test-kallsyms-XXXXXX");
+        int fd = mkstemp(p);
+        FILE *f;
+
+        if (fd < 0)
+                test_fail("mkstemp: %s", strerror(errno));
+        f = fdopen(fd, "w");
+        fputs(text, f);
+        fclose(f);
+        return p;
+}
+
+static void test_sizes_and_lookup(void) {
+        _cleanup_free_ char *p = write_fixture(
+                "ffffffff81000000 T _stext\n"
+                "ffffffff81000100 t helper_a\n"
+                "ffffffff81000100 t helper_a_alias\n"
+                "ffffffff81000180 D some_data\n"
+                "ffffffff81000200 T do_thing\n"
+                "ffffffff81000300 T end_of_text\n"
+                "ffffffffa0000000 t do_thing\t[mymod]\n"
+                "ffffffffa0000040 t mod_fn\t[mymod]\n");
+        Kallsyms *k = NULL;
+        const KSym *s;
+
+        ASSERT_RET(kallsyms_load(p, &k), 0);
+        ASSERT_EQ(k->n, 7);     /* the data symbol is not text */
+
+        s = kallsyms_find(k, "helper_a");
+        ASSERT_NOT_NULL(s);
+        ASSERT_EQ_U64(s->addr, 0xffffffff81000100ULL);
+        ASSERT_EQ_U64(s->size, 0x100);  /* up to do_thing, skipping the alias and the data */
+
+        s = kallsyms_find(k, "do_thing");       /* vmlinux wins over the module's */
+        ASSERT_NOT_NULL(s);
+        ASSERT_NULL(s->module);
+        ASSERT_EQ_U64(s->size, 0x100);
+
+        s = kallsyms_find(k, "mod_fn");
+        ASSERT_NOT_NULL(s);
+        ASSERT_STREQ(s->module, "mymod");
+        ASSERT_EQ_U64(s->size, 0);      /* the last symbol has no known end */
+
+        ASSERT_NULL(kallsyms_find(k, "missing"));
+
+        s = kallsyms_lookup_addr(k, 0xffffffff81000250ULL);
+        ASSERT_NOT_NULL(s);
+        ASSERT_STREQ(s->name, "do_thing");
+        ASSERT_NULL(kallsyms_lookup_addr(k, 0xffffffff80000000ULL));
+
+        k = kallsyms_free(k);
+        ASSERT_NULL(k);
+        unlink(p);
+}
+
+static void test_hidden_addresses(void) {
+        _cleanup_free_ char *p = write_fixture(
+                "0000000000000000 T _stext\n"
+                "0000000000000000 T do_thing\n");
+        Kallsyms *k = NULL;
+
+        ASSERT_RET(kallsyms_load(p, &k), -EPERM);
+        ASSERT_NULL(k);
+        unlink(p);
+}
+
+static void test_missing_file(void) {
+        Kallsyms *k = NULL;
+
+        ASSERT_RET(kallsyms_load("/nonexistent/kallsyms", &k), -ENOENT);
+        ASSERT_NULL(k);
+}
+
+int main(void) {
+        TEST_RUN(test_sizes_and_lookup);
+        TEST_RUN(test_hidden_addresses);
+        TEST_RUN(test_missing_file);
+        return 0;
+}
