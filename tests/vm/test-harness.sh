@@ -1,0 +1,103 @@
+#!/bin/bash
+# Host-side test of tests/vm/run itself: exit statuses, streamed output,
+# the environment and shares it passes, the timeout, the skip rule, and a
+# failing lib.sh scenario. Runs on the host (meson test vm-harness); it
+# boots four VMs, about a minute under TCG.
+set -euo pipefail
+
+vm_dir=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
+run=$vm_dir/run
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/injectd-harness.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+fail() { printf 'FAIL harness: %s\n' "$*" >&2; exit 1; }
+assert_eq() { [[ $1 == "$2" ]] || fail "$3: expected '$1', saw '$2'"; }
+assert_contains() { [[ $1 == *"$2"* ]] || fail "$3: expected to contain '$2', saw '$1'"; }
+log() { printf 'harness: %s\n' "$*"; }
+
+# 1. CMD's status, its stdout and stderr kept apart and streamed as they
+#    come, the environment passed through (and only that), a writable
+#    --share, a working directory under /tmp (which the guest must share
+#    specially, as its /tmp is a fresh tmpfs).
+log "exit status, streaming, environment, shares"
+mkdir "$tmp/cwd" "$tmp/results"
+rc=0
+(
+    cd "$tmp/cwd"
+    # shellcheck disable=SC2016 # expanded in the VM
+    INJECTD_HARNESS_VALUE='two  words' HARNESS_OTHER=leak \
+        exec "$run" --share "$tmp/results" -- sh -c '
+            echo first
+            echo to-stderr >&2
+            sleep 4
+            echo "env=$INJECTD_HARNESS_VALUE other=${HARNESS_OTHER-unset} pwd=$PWD"
+            echo back >"$1/written"
+            : >host-invisible
+            exit 3' sh "$tmp/results"
+) >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+# "first" must reach us while CMD is still sleeping, i.e. before "env=".
+for ((i = 0; i < 600; i++)); do
+    grep -q first "$tmp/out" && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+done
+assert_eq first "$(cat "$tmp/out")" "stdout while CMD sleeps"
+wait "$pid" || rc=$?
+assert_eq 3 "$rc" "exit status of sh -c 'exit 3'"
+assert_eq "first
+env=two  words other=unset pwd=$tmp/cwd" "$(cat "$tmp/out")" "stdout"
+assert_eq to-stderr "$(cat "$tmp/err")" "stderr"
+assert_eq back "$(cat "$tmp/results/written" 2>/dev/null)" "file written to the --share"
+[[ ! -e $tmp/cwd/host-invisible ]] || fail "a write outside the --share reached the host"
+
+# 2. A plain success is 0, from a scenario that uses lib.sh.
+cat >"$tmp/test-pass.sh" <<EOF
+#!/bin/bash
+. "$vm_dir/lib.sh"
+assert_eq 1 1 "one"
+finish
+EOF
+# 3. A failing lib.sh assertion fails the run and says what and where.
+cat >"$tmp/test-fail.sh" <<EOF
+#!/bin/bash
+. "$vm_dir/lib.sh"
+assert_eq 1 2 "numbers"
+finish
+EOF
+log "lib.sh scenarios: one passing, one failing"
+rc=0
+# (From $tmp: the guest sees a host /tmp directory only when it is the
+# working directory or shared.)
+(cd "$tmp" && exec "$run" -- sh -c "bash test-pass.sh && bash test-fail.sh") >"$tmp/out" 2>"$tmp/err" || rc=$?
+assert_eq 1 "$rc" "exit status of a failing scenario"
+assert_eq "PASS pass" "$(cat "$tmp/out")" "stdout of the scenarios"
+assert_contains "$(cat "$tmp/err")" "FAIL fail (test-fail.sh:3): numbers: expected '1', saw '2'" "stderr of the failing scenario"
+
+# 4. The timeout kills the VM and says so with its own status.
+log "timeout"
+rc=0
+start=$SECONDS
+"$run" --timeout 20 -- sleep 100 >"$tmp/out" 2>"$tmp/err" || rc=$?
+assert_eq 124 "$rc" "exit status on timeout"
+assert_contains "$(cat "$tmp/err")" "timed out after 20s" "message on timeout"
+((SECONDS - start < 60)) || fail "timeout: expected the VM gone within 60s, took $((SECONDS - start))s"
+
+# 5. A missing kernel: an error (125) unless skipping is allowed (77).
+log "missing kernel"
+rc=0
+INJECTD_VM_ALLOW_SKIP=0 "$run" --kernel "$tmp/none" -- true >"$tmp/out" 2>"$tmp/err" || rc=$?
+assert_eq 125 "$rc" "exit status without a kernel"
+rc=0
+INJECTD_VM_ALLOW_SKIP=1 "$run" --kernel "$tmp/none" -- true >"$tmp/out" 2>"$tmp/err" || rc=$?
+assert_eq 77 "$rc" "exit status without a kernel when skipping is allowed"
+
+# 6. A kernel that does not boot is a harness error, not a test result.
+log "unbootable kernel"
+echo "not a kernel" >"$tmp/bad-kernel"
+rc=0
+"$run" --timeout 120 --kernel "$tmp/bad-kernel" -- true >"$tmp/out" 2>"$tmp/err" || rc=$?
+assert_eq 125 "$rc" "exit status with a broken kernel"
+assert_contains "$(cat "$tmp/err")" "failed to boot" "message with a broken kernel"
+
+echo "PASS harness"
