@@ -1,0 +1,48 @@
+#!/bin/bash
+# SIGKILL the process that armed injections, then adopt: live ones are
+# re-adopted and keep working, expired and orphaned ones are removed, and
+# nothing is left in bpffs after the last disarm.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-engine.sh"
+
+# A live target, blocked until we let it open files after adoption, and one
+# that will be gone by adoption time.
+start_fixture openat 3 /etc/hostname
+live=$FIXTURE_PID
+sleep 600 &
+doomed=$!
+
+hold_out=$(mktemp)
+"$ENGINE" arm __x64_sys_openat --error ENOENT --pid "$live" --for 10min --hold >"$hold_out" &
+holder=$!
+wait_until 20 grep -q '^armed ' "$hold_out"
+live_id=$(awk '/^armed/ {print $2}' "$hold_out")
+short_id=$(engine_arm open_ctree --error ENOMEM --global --for 2s)
+orphan_id=$(engine_arm security_file_open --error EACCES --pid "$doomed" --for 10min)
+
+kill -9 "$holder"
+wait "$holder" || true
+kill "$doomed"
+wait "$doomed" || true
+sleep 2.5   # the short one's deadline passes
+
+# The killed holder never disarmed: its injection is still pinned and live.
+assert_eq 3 "$("$ENGINE" list --json | jq length)" "injections pinned after SIGKILL"
+out=$("$ENGINE" adopt --json)
+assert_eq adopted "$(jq -r --arg id "$live_id" '.[] | select(.id == $id) | .action' <<<"$out")" "the live injection"
+assert_eq expired "$(jq -r --arg id "$short_id" '.[] | select(.id == $id) | .action' <<<"$out")" "the expired injection"
+assert_eq orphaned "$(jq -r --arg id "$orphan_id" '.[] | select(.id == $id) | .action' <<<"$out")" "the orphaned injection"
+assert_eq "[\"$live_id\"]" "$("$ENGINE" list --json | jq -c '[.[].id]')" "injections after adopt"
+[[ ! -e /sys/fs/bpf/injectd/sites/fmod_ret-open_ctree ]] || fail "the expired injection's site is still pinned"
+
+# Adopting twice changes nothing.
+assert_eq adopted "$("$ENGINE" adopt --json | jq -r '.[0].action')" "a second adopt"
+
+# Still working after adoption: the target's opens fail.
+release_fixture
+assert_eq "ENOENT ENOENT ENOENT" "$FIXTURE_RESULTS" "the live target's opens after adoption"
+expect_counters "$live_id" 3 3 3
+
+"$ENGINE" disarm "$live_id" >/dev/null
+[[ ! -e /sys/fs/bpf/injectd ]] || fail "expected nothing in bpffs after the last disarm, saw: $(ls -R /sys/fs/bpf/injectd)"
+finish
