@@ -1,0 +1,60 @@
+#!/bin/bash
+# tools/setup.sh - make this machine able to build and test injectd, then
+# configure and build it in ./build.
+#
+# Debian 12, as root. Idempotent: apt runs only when a package is missing,
+# so a second run goes straight to meson (a few seconds). Installs what the
+# build (clang, bpftool, libbpf, libsystemd, json-c, libcap, meson), the
+# tests (QEMU for the VM suite, btrfs-progs, D-Bus, polkit, ...) and
+# tests/vm/build-kernel.sh (linux-source-6.1 and its build tools) need.
+#
+#   tools/setup.sh                 install, `meson setup build`, compile
+#   BUILD_DIR=out tools/setup.sh   the same in another build directory
+#   MESON_SETUP_ARGS='-Dvm_tests=false' tools/setup.sh
+set -euo pipefail
+
+src_dir=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
+build_dir=${BUILD_DIR:-build}
+
+packages=(
+    # build
+    gcc clang llvm pkg-config meson ninja-build
+    bpftool libbpf-dev libsystemd-dev libjson-c-dev libcap-dev
+    # tests and the test VM
+    qemu-system-x86 btrfs-progs dbus polkitd pkexec socat util-linux
+    procps iproute2 kmod jq python3
+    # tests/vm/build-kernel.sh
+    linux-source-6.1 make xz-utils flex bison bc cpio libelf-dev libssl-dev dwarves
+    # man pages
+    man-db groff-base
+)
+
+if ((EUID != 0)); then
+    echo "tools/setup.sh: run as root (it installs packages)" >&2
+    exit 1
+fi
+
+# Which packages are not installed yet ("install ok installed" is dpkg's
+# word for a complete install; anything else needs apt).
+missing=()
+for p in "${packages[@]}"; do
+    status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) || status=
+    [[ $status == "install ok installed" ]] || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    echo "tools/setup.sh: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q
+    apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+    echo "tools/setup.sh: all ${#packages[@]} packages already installed"
+fi
+
+cd "$src_dir"
+# shellcheck disable=SC2086 # MESON_SETUP_ARGS is a list of words
+if [[ -f $build_dir/meson-private/coredata.dat ]]; then
+    meson setup --reconfigure ${MESON_SETUP_ARGS:-} "$build_dir"
+else
+    meson setup ${MESON_SETUP_ARGS:-} "$build_dir"
+fi
+meson compile -C "$build_dir"
