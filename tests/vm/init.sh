@@ -112,10 +112,11 @@ echo injectd-vm >/proc/sys/kernel/hostname
 ip link set lo up 2>/dev/null
 
 # The job's output ports: virtio-serial ports named by tests/vm/run. The
-# driver adds them asynchronously after probing, so they may take a moment.
+# driver adds them asynchronously after probing, so they may take a moment
+# (longer on a loaded host: wait up to 20 s).
 find_port() {
     local p i
-    for ((i = 0; i < 100; i++)); do
+    for ((i = 0; i < 400; i++)); do
         for p in /sys/class/virtio-ports/*; do
             if [[ -r $p/name && $(<"$p/name") == "$1" ]]; then
                 echo "/dev/${p##*/}"
