@@ -96,6 +96,19 @@ static __always_inline int comm_matches(const struct inject_slot *slot)
         return same;
 }
 
+/* A user's injection never fails a task running with other credentials,
+ * such as a setuid or setgid program started inside the user's own scope: failing its
+ * calls (a setuid() that "fails", say) is a classic privilege escalation. */
+static __always_inline int creds_match(__u32 uid)
+{
+        struct task_struct *t = (void *) bpf_get_current_task();
+        const struct cred *c = BPF_CORE_READ(t, cred);
+
+        return BPF_CORE_READ(c, uid.val) == uid && BPF_CORE_READ(c, euid.val) == uid &&
+               BPF_CORE_READ(c, suid.val) == uid && BPF_CORE_READ(c, fsuid.val) == uid &&
+               BPF_CORE_READ(c, egid.val) == BPF_CORE_READ(c, gid.val);
+}
+
 static __always_inline void emit_event(const struct inject_slot *slot, __u64 now)
 {
         struct inject_event *e;
@@ -132,6 +145,8 @@ __noinline long evaluate(__u32 idx, __u64 inj_id, __u64 now, int have_stack)
         if (!slot || !inj_id || slot->id != inj_id)
                 return 0;
         if (now >= slot->deadline_ns)
+                return 0;
+        if (slot->owner_uid != INJECT_UID_ANY && !creds_match(slot->owner_uid))
                 return 0;
 
         __sync_fetch_and_add(&slot->seen, 1);

@@ -23,6 +23,7 @@
 #define INJECT_FUNC_LEN         64      /* function names in events */
 #define INJECT_PPM              1000000 /* probability is in parts per million */
 #define INJECT_EVENTS_SIZE      (256 * 1024)
+#define INJECT_UID_ANY          0xffffffffu     /* no credential filter */
 
 enum inject_scope_kind {
         INJECT_SCOPE_NONE    = 0,       /* never valid: an empty scope is not "everything" */
@@ -70,6 +71,10 @@ struct inject_slot {
         __u32 n_callers;
         struct inject_caller callers[INJECT_MAX_CALLERS];
         char comm[INJECT_COMM_LEN];     /* empty: any */
+        __u32 owner_uid;        /* INJECT_UID_ANY, or: only tasks whose uid, euid, suid and fsuid
+                                 * all equal it, and whose egid is their gid (a setuid or setgid
+                                 * program in the scope is never failed) */
+        __u32 pad2;
 
         /* Counters, written only by BPF. */
         __u64 seen;             /* calls by a task in scope, before the deadline */

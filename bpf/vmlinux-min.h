@@ -13,7 +13,25 @@
 
 struct pt_regs;
 
+typedef struct {
+        unsigned int val;
+} kuid_t;
+
+typedef struct {
+        unsigned int val;
+} kgid_t;
+
+struct cred {
+        kuid_t uid;
+        kgid_t gid;
+        kuid_t suid;
+        kuid_t euid;
+        kgid_t egid;
+        kuid_t fsuid;
+} __attribute__((preserve_access_index));
+
 struct task_struct {
+        const struct cred *cred;
         int pid;
         int tgid;
         struct task_struct *real_parent;

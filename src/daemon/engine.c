@@ -868,6 +868,7 @@ static int fill_filters(Engine *e, const InjectSpec *spec, struct inject_slot *s
         slot->after = spec->after;
         slot->every = spec->every ?: 1;
         slot->times = spec->times;
+        slot->owner_uid = spec->owner_uid;
         return 0;
 }
 

@@ -64,6 +64,7 @@ typedef struct InjectSpec {
         uint64_t every;                         /* 0 or 1: every matching call */
         uint64_t times;                         /* 0: unlimited */
         uint32_t probability_ppm;               /* 0 means INJECT_PPM (always) */
+        uint32_t owner_uid;                     /* INJECT_UID_ANY, or only tasks fully running as it */
 } InjectSpec;
 
 typedef enum InjectionState {

@@ -44,7 +44,7 @@ static void help(void) {
                "Commands:\n"
                "  arm FUNCTION (--error NAME|NUM | --retval N) (--cgroup PATH | --pid PID | --global)\n"
                "      [--for DUR] [--backend auto|kprobe|fmod_ret] [--comm NAME] [--caller FUNC]...\n"
-               "      [--after N] [--every N] [--times N] [--probability P%%] [--hold]\n"
+               "      [--after N] [--every N] [--times N] [--probability P%%] [--uid UID] [--hold]\n"
                "  disarm ID... | --all\n"
                "  list                 armed injections with their counters\n"
                "  show ID\n"
@@ -54,6 +54,7 @@ static void help(void) {
                "  events [--count N] [--timeout DUR]   stream injected faults as JSON lines\n\n"
                "Options:\n"
                "  --json               machine-readable output\n"
+               "  --uid UID            (arm) fail only tasks whose uid, euid, suid and fsuid are UID\n"
                "  --hold               (arm) stay until SIGINT/SIGTERM or the deadline, then disarm;\n"
                "                       prints 'armed ID' once the fault is live\n"
                "  -h --help            this text\n\n"
@@ -142,6 +143,8 @@ static json_object *info_to_json(Engine *e, const InjectionInfo *i) {
                 json_object_array_add(callers, json_object_new_string(n));
         }
         json_object_object_add(o, "callers", callers);
+        if (i->slot.owner_uid != INJECT_UID_ANY)
+                json_object_object_add(o, "uid", json_object_new_int64(i->slot.owner_uid));
         json_object_object_add(o, "after", json_object_new_uint64(i->slot.after));
         json_object_object_add(o, "every", json_object_new_uint64(i->slot.every));
         json_object_object_add(o, "times", json_object_new_uint64(i->slot.times));
@@ -233,11 +236,12 @@ static int cmd_arm(Engine *e, int argc, char **argv) {
                 { "times", required_argument, NULL, 'T' },
                 { "probability", required_argument, NULL, 'P' },
                 { "hold", no_argument, NULL, 'H' },
+                { "uid", required_argument, NULL, 'U' },
                 { "json", no_argument, NULL, 'j' },
                 {}
         };
         const char *callers[INJECT_MAX_CALLERS + 1];
-        InjectSpec spec = { .duration_usec = 60 * USEC_PER_SEC };
+        InjectSpec spec = { .duration_usec = 60 * USEC_PER_SEC, .owner_uid = INJECT_UID_ANY };
         bool have_value = false, do_hold = false;
         InjectError err = {};
         InjectionInfo info;
@@ -328,6 +332,11 @@ static int cmd_arm(Engine *e, int argc, char **argv) {
                         break;
                 case 'H':
                         do_hold = true;
+                        break;
+                case 'U':
+                        if (parse_u64(optarg, &u) < 0 || u >= INJECT_UID_ANY)
+                                usage_error("Invalid --uid '%s'", optarg);
+                        spec.owner_uid = (uint32_t) u;
                         break;
                 case 'j':
                         arg_json = true;

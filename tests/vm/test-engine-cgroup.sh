@@ -41,4 +41,18 @@ assert_eq "$before" "$(engine_field "$id" seen)" "calls seen from outside"
 
 "$ENGINE" disarm "$id" >/dev/null
 assert_succeeds run_in_cgroup "$cg" cat /etc/hostname
+
+# With a uid filter, only tasks fully running as that user fail: not root's,
+# and not a setuid-root program the user starts inside the scope.
+add_user engine-tester
+uid=$(id -u engine-tester)
+[[ -u /usr/bin/mount ]] || fail "expected /usr/bin/mount to be setuid root for this check"
+id=$(engine_arm __x64_sys_openat --error ENOENT --cgroup "$cg" --uid "$uid" --for 5min)
+assert_eq "$uid" "$(engine_field "$id" uid)" "the injection's uid filter"
+as_tester=(setpriv --reuid=engine-tester --regid=engine-tester --init-groups --)
+assert_fails_with "No such file or directory" run_in_cgroup "$cg" "${as_tester[@]}" cat /etc/hostname
+assert_succeeds run_in_cgroup "$cg" cat /etc/hostname
+out=$(run_in_cgroup "$cg" "${as_tester[@]}" mount --version 2>&1) ||
+    fail "a setuid program in the user's scope was failed: $out"
+"$ENGINE" disarm "$id" >/dev/null
 finish
