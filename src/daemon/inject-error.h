@@ -25,6 +25,12 @@ typedef struct InjectError {
 #define INJECT_ERROR_NO_SUCH_INJECTION   "NoSuchInjection"
 #define INJECT_ERROR_KERNEL_REFUSED      "KernelRefused"        /* load or attach failed in the kernel */
 #define INJECT_ERROR_UNAVAILABLE         "InjectionUnavailable" /* this kernel cannot inject at all */
+#define INJECT_ERROR_INVALID_ARGUMENT    "InvalidArgument"      /* malformed request: unknown key, wrong type */
+#define INJECT_ERROR_NOT_ALLOWED         "NotAllowed"           /* policy said no */
+#define INJECT_ERROR_NOT_AUTHORIZED      "NotAuthorized"        /* polkit said no */
+#define INJECT_ERROR_SCOPE_NOT_OWNED     "ScopeNotOwned"        /* the scope holds other users' processes */
+#define INJECT_ERROR_LIMIT               "LimitExceeded"        /* per-user or global active limit, or rate */
+#define INJECT_ERROR_AUTH_UNAVAILABLE    "AuthorizationUnavailable" /* polkit required but unreachable */
 
 /* Fills e (if non-NULL) and returns r (a negative errno), so callers can
  * `return inject_error_set(e, -EINVAL, ..., "...")`. %m is not supported. */

@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: MIT */
+/* The D-Bus front end's manager object, /org/injectd/Injector1. It only
+ * translates: a{sv} requests become the JSON object the Varlink front end
+ * receives, and the manager answers both the same way. Lists and
+ * capabilities are returned as JSON strings (as systemd's Describe()
+ * methods do), so both APIs return the very same documents. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bus-util.h"
+#include "cleanup.h"
+#include "json-util.h"
+#include "log.h"
+#include "manager.h"
+
+#define BUS_NAME "org.injectd.Injector1"
+#define BUS_PATH "/org/injectd/Injector1"
+#define BUS_MANAGER_IFACE "org.injectd.Injector1.Manager"
+
+int bus_reply_inject_error(sd_bus_message *m, const InjectError *err) {
+        char name[128];
+
+        snprintf(name, sizeof(name), BUS_ERROR_PREFIX "%s", err->name ?: INJECT_ERROR_INVALID_ARGUMENT);
+        return sd_bus_reply_method_errorf(m, name, "%s", err->message);
+}
+
+int bus_set_inject_error(sd_bus_error *error, const InjectError *err) {
+        char name[128];
+
+        snprintf(name, sizeof(name), BUS_ERROR_PREFIX "%s", err->name ?: INJECT_ERROR_INVALID_ARGUMENT);
+        return sd_bus_error_setf(error, name, "%s", err->message);
+}
+
+static int reply_json(sd_bus_message *m, json_object *o) {
+        return sd_bus_reply_method_return(m, "s", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+}
+
+/* One a{sv} entry's value as JSON; fds are taken aside. */
+static int variant_to_json(sd_bus_message *m, const char *key, json_object **ret, int *cgroup_fd,
+                           sd_bus_error *error) {
+        const char *contents;
+        char type;
+        int r;
+
+        r = sd_bus_message_peek_type(m, &type, &contents);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_enter_container(m, 'v', contents);
+        if (r < 0)
+                return r;
+
+        if (strcmp(contents, "s") == 0) {
+                const char *s;
+
+                r = sd_bus_message_read_basic(m, 's', &s);
+                if (r >= 0)
+                        *ret = json_object_new_string(s);
+        } else if (strcmp(contents, "b") == 0) {
+                int b;
+
+                r = sd_bus_message_read_basic(m, 'b', &b);
+                if (r >= 0)
+                        *ret = json_object_new_boolean(b);
+        } else if (strchr("ynqiux", contents[0]) && !contents[1]) {
+                union {
+                        uint8_t y;
+                        int16_t n;
+                        uint16_t q;
+                        int32_t i;
+                        uint32_t u;
+                        int64_t x;
+                } v = {};
+
+                r = sd_bus_message_read_basic(m, contents[0], &v);
+                if (r >= 0)
+                        *ret = json_object_new_int64(contents[0] == 'y' ? v.y : contents[0] == 'n' ? v.n :
+                                                     contents[0] == 'q' ? v.q : contents[0] == 'i' ? v.i :
+                                                     contents[0] == 'u' ? (int64_t) v.u : v.x);
+        } else if (strcmp(contents, "t") == 0) {
+                uint64_t t;
+
+                r = sd_bus_message_read_basic(m, 't', &t);
+                if (r >= 0)
+                        *ret = json_object_new_uint64(t);
+        } else if (strcmp(contents, "d") == 0) {
+                double d;
+
+                r = sd_bus_message_read_basic(m, 'd', &d);
+                if (r >= 0)
+                        *ret = json_object_new_double(d);
+        } else if (strcmp(contents, "as") == 0) {
+                char **strv = NULL;
+
+                r = sd_bus_message_read_strv(m, &strv);
+                if (r >= 0) {
+                        *ret = json_object_new_array();
+                        for (char **s = strv; s && *s; s++)
+                                json_object_array_add(*ret, json_object_new_string(*s));
+                }
+                for (char **s = strv; s && *s; s++)
+                        free(*s);
+                free(strv);
+        } else if (strcmp(contents, "h") == 0 && strcmp(key, "cgroup_fd") == 0) {
+                int fd;
+
+                r = sd_bus_message_read_basic(m, 'h', &fd);
+                if (r >= 0) {
+                        *cgroup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+                        if (*cgroup_fd < 0)
+                                r = negative_errno();
+                        *ret = NULL;
+                }
+        } else
+                return sd_bus_error_setf(error, BUS_ERROR_PREFIX INJECT_ERROR_INVALID_ARGUMENT,
+                                         "'%.64s' has a value of type '%.16s' this API does not take", key, contents);
+        if (r < 0)
+                return r;
+        return sd_bus_message_exit_container(m);
+}
+
+static int read_spec(sd_bus_message *m, json_object **ret, int *cgroup_fd, sd_bus_error *error) {
+        _cleanup_(json_object_putp) json_object *o = json_object_new_object();
+        unsigned n = 0;
+        int r;
+
+        if (!o)
+                return -ENOMEM;
+        r = sd_bus_message_enter_container(m, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
+                json_object *v = NULL;
+                const char *key;
+
+                r = sd_bus_message_read_basic(m, 's', &key);
+                if (r < 0)
+                        return r;
+                if (++n > 64)
+                        return sd_bus_error_setf(error, BUS_ERROR_PREFIX INJECT_ERROR_INVALID_ARGUMENT,
+                                                 "Too many keys");
+                if (strcmp(key, "cgroup_fd") == 0 && *cgroup_fd >= 0)
+                        return sd_bus_error_setf(error, BUS_ERROR_PREFIX INJECT_ERROR_INVALID_ARGUMENT,
+                                                 "'cgroup_fd' given twice");
+                r = variant_to_json(m, key, &v, cgroup_fd, error);
+                if (r < 0)
+                        return r;
+                if (v) {
+                        if (json_object_object_get_ex(o, key, NULL)) {
+                                json_object_put(v);
+                                return sd_bus_error_setf(error, BUS_ERROR_PREFIX INJECT_ERROR_INVALID_ARGUMENT,
+                                                         "'%.64s' given twice", key);
+                        }
+                        json_object_object_add(o, key, v);
+                }
+                r = sd_bus_message_exit_container(m);
+                if (r < 0)
+                        return r;
+        }
+        if (r < 0)
+                return r;
+        r = sd_bus_message_exit_container(m);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
+static void on_inject_done(Manager *mgr, Injection *inj, const InjectError *err, void *userdata) {
+        sd_bus_message *m = userdata;
+
+        if (!inj)
+                (void) bus_reply_inject_error(m, err);
+        else
+                (void) sd_bus_reply_method_return(m, "sot", inj->id_str, inj->object_path, inj->expires_usec);
+        sd_bus_message_unref(m);
+}
+
+static int method_inject(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        _cleanup_(json_object_putp) json_object *spec = NULL;
+        Manager *mgr = userdata;
+        Caller c;
+        int cgroup_fd = -1, r;
+
+        r = read_spec(m, &spec, &cgroup_fd, error);
+        if (r < 0) {
+                safe_close(cgroup_fd);
+                if (sd_bus_error_is_set(error))
+                        return r;
+                return sd_bus_error_setf(error, BUS_ERROR_PREFIX INJECT_ERROR_INVALID_ARGUMENT,
+                                         "Malformed request: %s", strerror(-r));
+        }
+        r = caller_from_bus(m, &c);
+        if (r < 0) {
+                safe_close(cgroup_fd);
+                return sd_bus_error_set_errnof(error, r, "Cannot identify the caller: %m");
+        }
+        /* The standard header flag asks for interactive authorization too. */
+        if (sd_bus_message_get_allow_interactive_authorization(m) > 0 &&
+            !json_object_object_get_ex(spec, "interactive", NULL))
+                json_object_object_add(spec, "interactive", json_object_new_boolean(true));
+
+        r = manager_inject(mgr, &c, spec, cgroup_fd, NULL, on_inject_done, sd_bus_message_ref(m), NULL);
+        safe_close(cgroup_fd);
+        caller_done(&c);
+        if (r < 0) {
+                sd_bus_message_unref(m);
+                return r;
+        }
+        return 1;
+}
+
+static void on_done(Manager *mgr, const InjectError *err, void *userdata) {
+        sd_bus_message *m = userdata;
+
+        if (err)
+                (void) bus_reply_inject_error(m, err);
+        else
+                (void) sd_bus_reply_method_return(m, NULL);
+        sd_bus_message_unref(m);
+}
+
+static int method_cancel(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        const char *id;
+        Caller c;
+        int r;
+
+        r = sd_bus_message_read(m, "s", &id);
+        if (r < 0)
+                return r;
+        r = caller_from_bus(m, &c);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Cannot identify the caller: %m");
+        r = manager_cancel(userdata, &c, id, sd_bus_message_get_allow_interactive_authorization(m) > 0, on_done,
+                           sd_bus_message_ref(m));
+        caller_done(&c);
+        if (r < 0)
+                sd_bus_message_unref(m);
+        return r < 0 ? r : 1;
+}
+
+static int method_reload_policy(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        Caller c;
+        int r;
+
+        r = caller_from_bus(m, &c);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Cannot identify the caller: %m");
+        r = manager_reload_policy_as(userdata, &c, sd_bus_message_get_allow_interactive_authorization(m) > 0,
+                                     on_done, sd_bus_message_ref(m));
+        caller_done(&c);
+        if (r < 0)
+                sd_bus_message_unref(m);
+        return r < 0 ? r : 1;
+}
+
+static int method_get_capabilities(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        Caller c;
+        int r;
+
+        r = caller_from_bus(m, &c);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Cannot identify the caller: %m");
+        r = manager_capabilities_json(userdata, &c, &o);
+        caller_done(&c);
+        if (r < 0)
+                return r;
+        return reply_json(m, o);
+}
+
+static int method_list_functions(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        const char *glob;
+        Caller c;
+        int r;
+
+        r = sd_bus_message_read(m, "s", &glob);
+        if (r < 0)
+                return r;
+        if (strlen(glob) > REQUEST_MAX_STRING)
+                return sd_bus_error_setf(error, BUS_ERROR_PREFIX INJECT_ERROR_INVALID_ARGUMENT,
+                                         "The pattern must be at most 256 characters");
+        r = caller_from_bus(m, &c);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Cannot identify the caller: %m");
+        r = manager_functions_json(userdata, &c, glob, &o);
+        caller_done(&c);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Cannot list injectable functions: %m");
+        return reply_json(m, o);
+}
+
+static int method_list_injections(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        InjectError err = {};
+        Caller c;
+        int all, r;
+
+        r = sd_bus_message_read(m, "b", &all);
+        if (r < 0)
+                return r;
+        r = caller_from_bus(m, &c);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Cannot identify the caller: %m");
+        r = manager_list_json(userdata, &c, all, &o, &err);
+        caller_done(&c);
+        if (r < 0)
+                return err.name ? bus_set_inject_error(error, &err) : r;
+        return reply_json(m, o);
+}
+
+static const sd_bus_vtable manager_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_METHOD_WITH_ARGS("GetCapabilities", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", capabilities_json),
+                                method_get_capabilities, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListFunctions", SD_BUS_ARGS("s", pattern), SD_BUS_RESULT("s", functions_json),
+                                method_list_functions, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Inject", SD_BUS_ARGS("a{sv}", spec),
+                                SD_BUS_RESULT("s", id, "o", injection, "t", expires_usec), method_inject,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListInjections", SD_BUS_ARGS("b", all), SD_BUS_RESULT("s", injections_json),
+                                method_list_injections, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Cancel", SD_BUS_ARGS("s", id), SD_BUS_NO_RESULT, method_cancel,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ReloadPolicy", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_reload_policy,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_SIGNAL_WITH_ARGS("InjectionAdded", SD_BUS_ARGS("s", id, "o", injection), 0),
+        SD_BUS_SIGNAL_WITH_ARGS("InjectionRemoved", SD_BUS_ARGS("s", id, "o", injection, "s", reason), 0),
+        SD_BUS_VTABLE_END
+};
+
+void bus_injection_added(Manager *m, Injection *inj) {
+        if (m->bus)
+                (void) sd_bus_emit_signal(m->bus, BUS_PATH, BUS_MANAGER_IFACE, "InjectionAdded", "so", inj->id_str,
+                                          inj->object_path);
+}
+
+void bus_injection_removed(Manager *m, Injection *inj, RemoveReason reason) {
+        if (m->bus)
+                (void) sd_bus_emit_signal(m->bus, BUS_PATH, BUS_MANAGER_IFACE, "InjectionRemoved", "sos",
+                                          inj->id_str, inj->object_path, remove_reason_to_string(reason));
+}
+
+int bus_start(Manager *m) {
+        int r;
+
+        /* DBUS_SYSTEM_BUS_ADDRESS picks a private bus, for tests. */
+        r = sd_bus_open_system(&m->bus);
+        if (r < 0)
+                return log_error_errno(r, "Failed to connect to the system bus: %m");
+        r = sd_bus_attach_event(m->bus, m->event, 0);
+        if (r < 0)
+                return log_error_errno(r, "Failed to attach the bus to the event loop: %m");
+        r = sd_bus_add_object_vtable(m->bus, NULL, BUS_PATH, BUS_MANAGER_IFACE, manager_vtable, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to register '%s': %m", BUS_PATH);
+        r = bus_injection_register(m);
+        if (r < 0)
+                return r;
+        r = sd_bus_request_name(m->bus, BUS_NAME, 0);
+        if (r < 0)
+                return log_error_errno(r, "Failed to acquire '%s' on the bus: %m", BUS_NAME);
+        return 0;
+}

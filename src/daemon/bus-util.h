@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <systemd/sd-bus.h>
+
+#include "inject-error.h"
+
+typedef struct Manager Manager;
+
+/* InjectError names become org.injectd.Injector1.Error.<Name>. */
+#define BUS_ERROR_PREFIX "org.injectd.Injector1.Error."
+
+int bus_reply_inject_error(sd_bus_message *m, const InjectError *err);
+int bus_set_inject_error(sd_bus_error *error, const InjectError *err);
+
+/* The per-injection objects (bus-injection.c). */
+int bus_injection_register(Manager *m);

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/* injectd: policy-controlled, time-bounded BPF error injection. */
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "config.h"
+#include "log.h"
+#include "manager.h"
+#include "privileges.h"
+
+#define MAX_POLICY_DIRS 8
+
+static ManagerOptions arg_options = {
+        .polkit_mode = POLKIT_MODE_AUTO,
+        .rate_per_minute = MANAGER_RATE_PER_MINUTE_DEFAULT,
+        .max_active = MANAGER_MAX_ACTIVE_DEFAULT,
+};
+static const char *arg_policy_dirs[MAX_POLICY_DIRS + 1];
+static bool arg_keep_caps;
+
+static void help(void) {
+        printf("Usage: injectd [OPTIONS]\n"
+               "Policy-controlled, time-bounded BPF error injection daemon.\n\n"
+               "  --polkit=auto|required|off  use polkit when it is on the bus (auto), always, or never\n"
+               "  --keep-on-exit              leave injections armed when stopped (SIGTERM)\n"
+               "  --policy-dir=DIR            read policy from DIR (repeatable; replaces the defaults)\n"
+               "  --max-active=N              injections armed for all users together (default %d)\n"
+               "  --rate=N                    Inject calls per user per minute (default %d, 0: no limit)\n"
+               "  --log-level=LEVEL           debug, info, notice, warning, err\n"
+               "  --log-target=auto|journal|stderr\n"
+               "  --keep-capabilities         do not drop capabilities (debugging only)\n"
+               "  -h --help                   this text\n"
+               "  --version                   the version\n",
+               MANAGER_MAX_ACTIVE_DEFAULT, MANAGER_RATE_PER_MINUTE_DEFAULT);
+}
+
+static int parse_level(const char *s) {
+        static const char *const names[] = { "emerg", "alert", "crit", "err", "warning", "notice", "info", "debug" };
+
+        for (int i = 0; i < 8; i++)
+                if (strcmp(s, names[i]) == 0)
+                        return i;
+        return -EINVAL;
+}
+
+static int parse_argv(int argc, char **argv) {
+        enum { ARG_POLKIT = 0x100, ARG_KEEP, ARG_POLICY_DIR, ARG_MAX_ACTIVE, ARG_RATE, ARG_LOG_LEVEL,
+               ARG_LOG_TARGET, ARG_KEEP_CAPS, ARG_VERSION };
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, ARG_VERSION },
+                { "polkit", required_argument, NULL, ARG_POLKIT },
+                { "keep-on-exit", no_argument, NULL, ARG_KEEP },
+                { "policy-dir", required_argument, NULL, ARG_POLICY_DIR },
+                { "max-active", required_argument, NULL, ARG_MAX_ACTIVE },
+                { "rate", required_argument, NULL, ARG_RATE },
+                { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
+                { "log-target", required_argument, NULL, ARG_LOG_TARGET },
+                { "keep-capabilities", no_argument, NULL, ARG_KEEP_CAPS },
+                {}
+        };
+        size_t n_dirs = 0;
+        char *end;
+        long v;
+        int c, r;
+
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        help();
+                        return 0;
+                case ARG_VERSION:
+                        puts("injectd " PROJECT_VERSION);
+                        return 0;
+                case ARG_POLKIT:
+                        r = polkit_mode_from_string(optarg);
+                        if (r < 0)
+                                return log_error_errno(-EINVAL, "Invalid --polkit '%s': auto, required or off", optarg);
+                        arg_options.polkit_mode = r;
+                        break;
+                case ARG_KEEP:
+                        arg_options.keep_on_exit = true;
+                        break;
+                case ARG_POLICY_DIR:
+                        if (n_dirs >= MAX_POLICY_DIRS)
+                                return log_error_errno(-E2BIG, "At most %d --policy-dir options", MAX_POLICY_DIRS);
+                        arg_policy_dirs[n_dirs++] = optarg;
+                        arg_options.policy_dirs = arg_policy_dirs;
+                        break;
+                case ARG_MAX_ACTIVE:
+                case ARG_RATE:
+                        errno = 0;
+                        v = strtol(optarg, &end, 10);
+                        if (errno || *end || v < (c == ARG_RATE ? 0 : 1) || v > 100000)
+                                return log_error_errno(-EINVAL, "Invalid --%s '%s'",
+                                                       c == ARG_RATE ? "rate" : "max-active", optarg);
+                        if (c == ARG_RATE)
+                                arg_options.rate_per_minute = (unsigned) v;
+                        else
+                                arg_options.max_active = (unsigned) v;
+                        break;
+                case ARG_LOG_LEVEL:
+                        r = parse_level(optarg);
+                        if (r < 0)
+                                return log_error_errno(r, "Invalid --log-level '%s'", optarg);
+                        log_set_max_level(r);
+                        break;
+                case ARG_LOG_TARGET:
+                        if (strcmp(optarg, "auto") && strcmp(optarg, "journal") && strcmp(optarg, "stderr"))
+                                return log_error_errno(-EINVAL, "Invalid --log-target '%s'", optarg);
+                        log_set_target(optarg);
+                        break;
+                case ARG_KEEP_CAPS:
+                        arg_keep_caps = true;
+                        break;
+                default:
+                        return -EINVAL;
+                }
+        if (optind < argc)
+                return log_error_errno(-EINVAL, "injectd takes no arguments");
+        return 1;
+}
+
+static int run(int argc, char **argv) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        int r;
+
+        r = parse_argv(argc, argv);
+        if (r <= 0)
+                return r;
+        if (geteuid() != 0)
+                return log_error_errno(-EPERM, "injectd must run as root (it owns /sys/fs/bpf/injectd).");
+        if (!arg_keep_caps) {
+                r = privileges_drop();
+                if (r < 0)
+                        return r;
+        }
+
+        r = manager_new(&arg_options, &m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up: %m");
+        r = manager_start(m);
+        if (r < 0)
+                return r;
+
+        log_info("injectd %s running (polkit %s, %zu injection(s) adopted).", PROJECT_VERSION,
+                 polkit_mode_to_string(arg_options.polkit_mode), m->n_injections);
+        (void) sd_notify(false, "READY=1\nSTATUS=Serving requests.");
+        r = sd_event_loop(m->event);
+        (void) sd_notify(false, "STOPPING=1");
+        if (r < 0)
+                return log_error_errno(r, "Event loop failed: %m");
+        return 0;
+}
+
+int main(int argc, char **argv) {
+        int r = run(argc, argv);
+
+        return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* The daemon's use of the policy module: loading with the problems logged,
+ * and checking a request from a Caller, with root exempt (root could load
+ * BPF itself; the audit trail still records it). */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "caller.h"
+#include "inject-error.h"
+#include "inject.h"
+#include "policy.h"
+#include "request.h"
+
+#define ROOT_DEFAULT_DURATION_USEC (UINT64_C(3600) * 1000000)
+
+typedef struct PolicyVerdict {
+        char *rule;
+        uint64_t max_duration_usec;
+        unsigned max_active;
+} PolicyVerdict;
+
+void policy_verdict_done(PolicyVerdict *v);
+
+/* dirs NULL: the vendor, then the admin directory. */
+int policy_glue_load(const char *const *dirs, Policy **ret);
+void policy_glue_free(Policy *p);
+
+int policy_glue_check(const Policy *p, const Caller *c, const InjectRequest *req, enum inject_scope_kind kind,
+                      PolicyVerdict *ret, InjectError *err);
+bool policy_glue_function_allowed(const Policy *p, const Caller *c, const char *function);

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* The request model shared by both front ends. D-Bus converts its a{sv}
+ * into the same JSON object Varlink receives, and request_from_json() is
+ * the one parser and validator, so both APIs accept and refuse exactly the
+ * same requests with the same errors. */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <json-c/json.h>
+
+#include "engine.h"
+#include "inject-error.h"
+
+typedef enum RequestScope {
+        REQUEST_SCOPE_OWN_CGROUP,       /* default: the caller's own cgroup */
+        REQUEST_SCOPE_CGROUP,           /* an explicit cgroup: fd (D-Bus) or path */
+        REQUEST_SCOPE_PROCESS,          /* a pid (default: the caller) and its descendants */
+        REQUEST_SCOPE_GLOBAL,
+        _REQUEST_SCOPE_MAX,
+} RequestScope;
+
+const char *request_scope_to_string(RequestScope s);
+
+#define REQUEST_MAX_STRING 256          /* any string field */
+
+typedef struct InjectRequest {
+        char *function;
+        int64_t retval;
+        bool is_errno;                  /* given as "error": policy matches errno names */
+        uint64_t duration_usec;         /* 0: not given, the policy's cap applies */
+        RequestScope scope;
+        char *cgroup_path;
+        int cgroup_fd;                  /* -1 unless passed over D-Bus */
+        pid_t pid;                      /* REQUEST_SCOPE_PROCESS; 0: the caller */
+        char *comm;
+        char *callers[INJECT_MAX_CALLERS];
+        size_t n_callers;
+        uint64_t after, every, times;
+        uint32_t probability_ppm;
+        Backend backend;
+        bool detach;
+        bool interactive;
+} InjectRequest;
+
+#define INJECT_REQUEST_NULL ((InjectRequest) { .cgroup_fd = -1 })
+
+/* Keys: function (string), error (string name or positive integer) or
+ * retval (integer), duration_usec (integer > 0), scope ("cgroup", "process",
+ * "global"), cgroup (string path), pid (integer), comm (string), callers
+ * (array of strings), after, every, times (integers), probability (number,
+ * percent in (0, 100]), backend ("auto", "kprobe", "fmod_ret"), detach,
+ * interactive (booleans). Anything else is refused by name. */
+int request_from_json(json_object *o, InjectRequest *ret, InjectError *err);
+void request_done(InjectRequest *r);

@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: MIT */
+/* The Varlink front end: org.injectd.Injector on
+ * /run/injectd/org.injectd.Injector (or the socket systemd passes). Like the
+ * D-Bus one, it only translates: parameters go to the manager as they came,
+ * and answers and errors come back with the same names. */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "cleanup.h"
+#include "config.h"
+#include "json-util.h"
+#include "log.h"
+#include "manager.h"
+
+#define VARLINK_SOCKET "/run/injectd/org.injectd.Injector"
+#define IFACE "org.injectd.Injector"
+#define VARLINK_ERROR_PREFIX IFACE "."
+
+const char varlink_injector_description[] =
+        "# Policy-controlled, time-bounded BPF error injection.\n"
+        "# Objects are the JSON documents docs/varlink-api.md describes;\n"
+        "# D-Bus returns the same documents.\n"
+        "interface org.injectd.Injector\n"
+        "\n"
+        "# What this kernel and daemon offer: backends, features, limits.\n"
+        "method GetCapabilities() -> (capabilities: object)\n"
+        "\n"
+        "# Injectable functions, their type and backends, and whether policy\n"
+        "# lets this caller fail each one.\n"
+        "method ListFunctions(pattern: ?string) -> (functions: []object)\n"
+        "\n"
+        "# Make a function fail, for the caller's own cgroup by default.\n"
+        "method Inject(\n"
+        "  function: string,\n"
+        "  error: ?string,\n"
+        "  retval: ?int,\n"
+        "  duration_usec: ?int,\n"
+        "  scope: ?string,\n"
+        "  cgroup: ?string,\n"
+        "  pid: ?int,\n"
+        "  comm: ?string,\n"
+        "  callers: ?[]string,\n"
+        "  after: ?int,\n"
+        "  every: ?int,\n"
+        "  times: ?int,\n"
+        "  probability: ?float,\n"
+        "  backend: ?string,\n"
+        "  detach: ?bool,\n"
+        "  interactive: ?bool\n"
+        ") -> (id: string, expires_usec: int, injection: object)\n"
+        "\n"
+        "# The caller's injections, or everyone's (root).\n"
+        "method ListInjections(all: ?bool) -> (injections: []object)\n"
+        "\n"
+        "method Cancel(id: string, interactive: ?bool) -> ()\n"
+        "\n"
+        "# With more: one reply per injected fault and per added or removed\n"
+        "# injection the caller may see.\n"
+        "method Watch(ids: ?[]string) -> (event: object)\n"
+        "\n"
+        "method ReloadPolicy(interactive: ?bool) -> ()\n"
+        "\n"
+        "error NotInjectable (message: string)\n"
+        "error BadValue (message: string)\n"
+        "error BackendUnavailable (message: string)\n"
+        "error BadScope (message: string)\n"
+        "error ScopeTaken (message: string)\n"
+        "error ScopeNotOwned (message: string)\n"
+        "error BadFilter (message: string)\n"
+        "error BadDuration (message: string)\n"
+        "error TooManyInjections (message: string)\n"
+        "error NoSuchInjection (message: string)\n"
+        "error KernelRefused (message: string)\n"
+        "error InjectionUnavailable (message: string)\n"
+        "error InvalidArgument (message: string)\n"
+        "error NotAllowed (message: string)\n"
+        "error NotAuthorized (message: string)\n"
+        "error LimitExceeded (message: string)\n"
+        "error AuthorizationUnavailable (message: string)\n"
+        "error UserNotInPolicy (message: string)\n"
+        "error FunctionNotAllowed (message: string)\n"
+        "error ErrorNotAllowed (message: string)\n"
+        "error ScopeNotAllowed (message: string)\n"
+        "error DurationTooLong (message: string)\n";
+
+static int reply_error(VarlinkConn *c, const InjectError *err) {
+        char name[128];
+        json_object *p = json_object_new_object();
+
+        snprintf(name, sizeof(name), VARLINK_ERROR_PREFIX "%s", err->name ?: INJECT_ERROR_INVALID_ARGUMENT);
+        json_object_object_add(p, "message", json_object_new_string(err->message));
+        return varlink_error(c, name, p);
+}
+
+static int reply_simple_error(VarlinkConn *c, const char *name, const char *message) {
+        InjectError err = { .name = name };
+
+        snprintf(err.message, sizeof(err.message), "%s", message);
+        return reply_error(c, &err);
+}
+
+/* The connection's caller, taken from SO_PEERCRED once and kept. */
+static const Caller *conn_caller(VarlinkConn *c) {
+        Caller *caller = varlink_conn_get_userdata(c);
+        struct ucred uc;
+
+        if (caller)
+                return caller;
+        if (varlink_conn_get_peer_ucred(c, &uc) < 0)
+                return NULL;
+        caller = calloc(1, sizeof(*caller));
+        if (!caller)
+                return NULL;
+        if (caller_from_ucred(uc.uid, uc.gid, uc.pid, caller) < 0) {
+                free(caller);
+                return NULL;
+        }
+        (void) varlink_conn_set_userdata(c, caller);
+        return caller;
+}
+
+static bool interactive_of(json_object *p) {
+        bool b = false;
+
+        (void) json_get_bool(p, "interactive", &b);
+        return b;
+}
+
+static void on_inject_done(Manager *m, Injection *inj, const InjectError *err, void *userdata) {
+        VarlinkConn *c = userdata;
+
+        if (!inj)
+                (void) reply_error(c, err);
+        else {
+                json_object *p = json_object_new_object();
+
+                json_object_object_add(p, "id", json_object_new_string(inj->id_str));
+                json_object_object_add(p, "expires_usec", json_object_new_uint64(inj->expires_usec));
+                json_object_object_add(p, "injection", injection_to_json(inj));
+                (void) varlink_reply(c, p);
+                json_object_put(p);
+        }
+        varlink_conn_unref(c);
+}
+
+static int method_inject(VarlinkConn *c, json_object *params, VarlinkMethodFlags flags, void *userdata) {
+        const Caller *caller = conn_caller(c);
+
+        if (!caller)
+                return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, "Cannot identify the caller");
+        return manager_inject(userdata, caller, params, -1, c, on_inject_done, varlink_conn_ref(c), NULL);
+}
+
+static void on_done(Manager *m, const InjectError *err, void *userdata) {
+        VarlinkConn *c = userdata;
+
+        if (err)
+                (void) reply_error(c, err);
+        else
+                (void) varlink_reply(c, NULL);
+        varlink_conn_unref(c);
+}
+
+static int check_keys(VarlinkConn *c, json_object *params, const char *const *keys) {
+        const char *unknown = NULL;
+        char msg[128];
+
+        if (!params || json_check_keys(params, keys, &unknown) >= 0)
+                return 0;
+        snprintf(msg, sizeof(msg), "Unknown key '%.64s'", unknown ?: "?");
+        (void) reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, msg);
+        return -EINVAL;
+}
+
+static int method_cancel(VarlinkConn *c, json_object *params, VarlinkMethodFlags flags, void *userdata) {
+        static const char *const keys[] = { "id", "interactive", NULL };
+        const Caller *caller = conn_caller(c);
+        const char *id = NULL;
+
+        if (check_keys(c, params, keys) < 0)
+                return 0;
+        if (json_get_string(params, "id", &id) < 0)
+                return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, "'id' (a string) is required");
+        if (!caller)
+                return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, "Cannot identify the caller");
+        return manager_cancel(userdata, caller, id, interactive_of(params), on_done, varlink_conn_ref(c));
+}
+
+static int method_reload_policy(VarlinkConn *c, json_object *params, VarlinkMethodFlags flags, void *userdata) {
+        static const char *const keys[] = { "interactive", NULL };
+        const Caller *caller = conn_caller(c);
+
+        if (check_keys(c, params, keys) < 0)
+                return 0;
+        if (!caller)
+                return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, "Cannot identify the caller");
+        return manager_reload_policy_as(userdata, caller, interactive_of(params), on_done, varlink_conn_ref(c));
+}
+
+static int method_get_capabilities(VarlinkConn *c, json_object *params, VarlinkMethodFlags flags, void *userdata) {
+        static const char *const keys[] = { NULL };
+        _cleanup_(json_object_putp) json_object *p = NULL;
+        const Caller *caller = conn_caller(c);
+        json_object *o = NULL;
+        int r;
+
+        if (check_keys(c, params, keys) < 0)
+                return 0;
+        if (!caller)
+                return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, "Cannot identify the caller");
+        r = manager_capabilities_json(userdata, caller, &o);
+        if (r < 0)
+                return r;
+        p = json_object_new_object();
+        json_object_object_add(p, "capabilities", o);
+        return varlink_reply(c, p);
+}
+
+static int method_list_functions(VarlinkConn *c, json_object *params, VarlinkMethodFlags flags, void *userdata) {
+        static const char *const keys[] = { "pattern", NULL };
+        _cleanup_(json_object_putp) json_object *p = NULL;
+        const Caller *caller = conn_caller(c);
+        const char *pattern = NULL;
+        json_object *o = NULL;
+        int r;
+
+        if (check_keys(c, params, keys) < 0)
+                return 0;
+        r = json_get_string(params, "pattern", &pattern);
+        if (r < 0 && r != -ENOENT)
+                return varlink_error_invalid_parameter(c, "pattern");
+        if (pattern && strlen(pattern) > REQUEST_MAX_STRING)
+                return varlink_error_invalid_parameter(c, "pattern");
+        if (!caller)
+                return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, "Cannot identify the caller");
+        r = manager_functions_json(userdata, caller, pattern, &o);
+        if (r < 0)
+                return r;
+        p = json_object_new_object();
+        json_object_object_add(p, "functions", o);
+        return varlink_reply(c, p);
+}
+
+static int method_list_injections(VarlinkConn *c, json_object *params, VarlinkMethodFlags flags, void *userdata) {
+        static const char *const keys[] = { "all", NULL };
+        _cleanup_(json_object_putp) json_object *p = NULL;
+        const Caller *caller = conn_caller(c);
+        InjectError err = {};
+        json_object *o = NULL;
+        bool all = false;
+        int r;
+
+        if (check_keys(c, params, keys) < 0)
+                return 0;
+        r = json_get_bool(params, "all", &all);
+        if (r < 0 && r != -ENOENT)
+                return varlink_error_invalid_parameter(c, "all");
+        if (!caller)
+                return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, "Cannot identify the caller");
+        r = manager_list_json(userdata, caller, all, &o, &err);
+        if (r < 0)
+                return err.name ? reply_error(c, &err) : r;
+        p = json_object_new_object();
+        json_object_object_add(p, "injections", o);
+        return varlink_reply(c, p);
+}
+
+static int method_watch(VarlinkConn *c, json_object *params, VarlinkMethodFlags flags, void *userdata) {
+        static const char *const keys[] = { "ids", NULL };
+        const Caller *caller = conn_caller(c);
+        json_object *ids = NULL;
+        int r;
+
+        if (check_keys(c, params, keys) < 0)
+                return 0;
+        if (!(flags & VARLINK_METHOD_MORE))
+                return varlink_error(c, VARLINK_ERROR_EXPECTED_MORE, NULL);
+        r = json_get_array(params, "ids", &ids);
+        if (r < 0 && r != -ENOENT)
+                return varlink_error_invalid_parameter(c, "ids");
+        if (!caller)
+                return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, "Cannot identify the caller");
+        /* The stream starts with an empty event, so a client knows it is on. */
+        r = manager_add_watcher(userdata, c, caller, ids);
+        if (r < 0)
+                return r;
+        {
+                _cleanup_(json_object_putp) json_object *p = json_object_new_object(), *e = json_object_new_object();
+
+                json_object_object_add(e, "type", json_object_new_string("watching"));
+                json_object_object_add(p, "event", json_object_get(e));
+                return varlink_notify(c, p);
+        }
+}
+
+static void on_disconnect(VarlinkServer *s, VarlinkConn *c, void *userdata) {
+        Caller *caller = varlink_conn_set_userdata(c, NULL);
+
+        manager_owner_disconnected(userdata, c);
+        if (caller) {
+                caller_done(caller);
+                free(caller);
+        }
+}
+
+int varlink_api_start(Manager *m) {
+        static const VarlinkServerInfo info = {
+                .vendor = "injectd",
+                .product = "injectd",
+                .version = PROJECT_VERSION,
+                .url = "https://github.com/injectd/injectd",
+        };
+        int r, n;
+
+        r = varlink_server_new(m->event, &info, &m->varlink);
+        if (r < 0)
+                return log_error_errno(r, "Failed to create the Varlink server: %m");
+        r = varlink_server_add_interface(m->varlink, IFACE, varlink_injector_description);
+        if (r < 0)
+                return log_error_errno(r, "Failed to add the Varlink interface: %m");
+        if ((r = varlink_server_bind_method(m->varlink, IFACE ".GetCapabilities", method_get_capabilities, m)) < 0 ||
+            (r = varlink_server_bind_method(m->varlink, IFACE ".ListFunctions", method_list_functions, m)) < 0 ||
+            (r = varlink_server_bind_method(m->varlink, IFACE ".Inject", method_inject, m)) < 0 ||
+            (r = varlink_server_bind_method(m->varlink, IFACE ".ListInjections", method_list_injections, m)) < 0 ||
+            (r = varlink_server_bind_method(m->varlink, IFACE ".Cancel", method_cancel, m)) < 0 ||
+            (r = varlink_server_bind_method(m->varlink, IFACE ".Watch", method_watch, m)) < 0 ||
+            (r = varlink_server_bind_method(m->varlink, IFACE ".ReloadPolicy", method_reload_policy, m)) < 0)
+                return log_error_errno(r, "Failed to bind Varlink methods: %m");
+        r = varlink_server_set_disconnect_callback(m->varlink, on_disconnect, m);
+        if (r < 0)
+                return r;
+
+        /* Socket activation (injectd.socket), else our own socket. */
+        n = sd_listen_fds(true);
+        if (n > 0) {
+                for (int fd = SD_LISTEN_FDS_START; fd < SD_LISTEN_FDS_START + n; fd++) {
+                        r = varlink_server_listen_fd(m->varlink, fd);
+                        if (r < 0)
+                                return log_error_errno(r, "Failed to listen on the passed socket: %m");
+                }
+                return 0;
+        }
+        (void) mkdir("/run/injectd", 0755);
+        /* Everyone may connect: every call is authorized on its own. */
+        r = varlink_server_listen_address(m->varlink, VARLINK_SOCKET, 0666);
+        if (r < 0)
+                return log_error_errno(r, "Failed to listen on '%s': %m", VARLINK_SOCKET);
+        return 0;
+}
