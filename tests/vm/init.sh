@@ -19,10 +19,15 @@ stage=/run
 root=$stage/root
 ctl=$stage/ctl
 
+# Power off through fd 8, opened on /proc/sysrq-trigger at the start: a
+# scenario may leave open(2) failing for every process (a global
+# injection), and the VM must still stop. Nothing needs a sync: the root's
+# upper layer is a tmpfs and 9p writes are synchronous.
+# If even that fails, PID 1 exits as a last resort: the kernel panics,
+# panic=-1 asks for a reboot, and -no-reboot turns it into QEMU's exit.
 poweroff() {
-    sync
-    echo o >/proc/sysrq-trigger
-    while :; do sleep 60; done
+    echo o >&8 || exit 1
+    while :; do sleep 1 || :; done
 }
 
 # Before the pivot the control share is at $ctl; after it, only fd 9 (opened
@@ -44,6 +49,7 @@ echo "injectd-vm: init started" >/dev/console
 
 # /proc first: sysrq (poweroff) and /proc/self/fd need it.
 mount -t proc proc /proc 2>/dev/null
+exec 8>/proc/sysrq-trigger
 mnt -t tmpfs -o mode=0755 injectd-stage "$stage"
 mnt -t 9p -o trans=virtio,version=9p2000.L,msize=262144,X-mount.mkdir injectd.ctl "$ctl"
 [[ -r $ctl/job ]] || die "no job file on the control share"
@@ -132,12 +138,16 @@ err=$(find_port injectd.stderr) || die "virtio port injectd.stderr not found"
 
 [[ -d $JOB_CWD ]] || die "working directory '$JOB_CWD' is not visible in the VM"
 
+# The status file is opened (empty: "no status" to the host) before the
+# job runs, for the same reason as fd 8.
+exec 7>"$ctl_path/status" || die "cannot create the status file"
+
 # Run the job: a clean environment, stdin from /dev/null, its output on the
-# ports, and fd 9 (the control share) closed so it cannot touch it.
+# ports, and our fds 7-9 closed so it cannot touch them.
 cd "$JOB_CWD" || die "cannot enter '$JOB_CWD'"
-env -i "${JOB_ENV[@]}" "${JOB_CMD[@]}" </dev/null >"$out" 2>"$err" 9<&-
+env -i "${JOB_ENV[@]}" "${JOB_CMD[@]}" </dev/null >"$out" 2>"$err" 7>&- 8>&- 9<&-
 status=$?
 
 # One write(2) on 9p, synchronous: on the host before QEMU exits.
-echo "$status" >"$ctl_path/status"
+echo "$status" >&7
 poweroff
