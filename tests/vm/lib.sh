@@ -14,6 +14,8 @@
 #
 # Variables: SRC_DIR, BUILD_DIR (from the environment meson passes, else
 # derived), ENGINE (the engine's CLI test tool), TEST_NAME.
+# Knobs: INJECTD_CLEAN_FORBIDDEN (see check_clean); INJECTD_VM_ALLOW_HOST=1
+# lets a scenario run outside the VM (for debugging lib.sh itself only).
 set -euo pipefail
 set -E # the ERR trap also fires inside functions
 
