@@ -85,7 +85,9 @@ static __always_inline int stack_has_callers(const struct inject_slot *slot, con
 
 static __always_inline int comm_matches(const struct inject_slot *slot)
 {
-        char comm[INJECT_COMM_LEN];
+        /* Zeroed: the helper does not pad after the NUL, and both sides
+         * must compare equal byte for byte. */
+        char comm[INJECT_COMM_LEN] = {};
         int same = 1;
 
         if (bpf_get_current_comm(comm, sizeof(comm)) < 0)

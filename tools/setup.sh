@@ -22,7 +22,7 @@ packages=(
     bpftool libbpf-dev libsystemd-dev libjson-c-dev libcap-dev
     # tests and the test VM
     qemu-system-x86 btrfs-progs dbus polkitd pkexec socat util-linux
-    procps iproute2 kmod jq python3
+    procps iproute2 kmod jq python3 libglib2.0-bin
     # tests/vm/build-kernel.sh
     linux-source-6.1 make xz-utils flex bison bc cpio libelf-dev libssl-dev dwarves
     # man pages

@@ -173,9 +173,8 @@ int bus_injection_register(Manager *m) {
 
 /* At most MANAGER_FAULT_SIGNALS_PER_SEC Fault signals per second per
  * injection; the rest are counted and reported in one FaultsSuppressed. */
-void bus_injection_fault(Manager *m, Injection *inj, const struct inject_event *ev) {
+void bus_injection_fault(Manager *m, Injection *inj, const struct inject_event *ev, const char *comm) {
         uint64_t second = ev->time_ns / 1000000000ULL;
-        char comm[INJECT_COMM_LEN + 1] = {};
 
         if (!m->bus)
                 return;
@@ -191,7 +190,6 @@ void bus_injection_fault(Manager *m, Injection *inj, const struct inject_event *
                 inj->rl_dropped++;
                 return;
         }
-        memcpy(comm, ev->comm, INJECT_COMM_LEN);
         (void) sd_bus_emit_signal(m->bus, inj->object_path, INJECTION_IFACE, "Fault", "tuusx", (uint64_t) ev->time_ns,
                                   (uint32_t) ev->pid, (uint32_t) ev->tgid, comm, (int64_t) ev->retval);
 }

@@ -882,6 +882,17 @@ static int new_id(uint64_t *ret) {
         return 0;
 }
 
+int engine_check(Engine *e, const InjectSpec *spec, InjectError *err) {
+        const InjectableFunction *f = NULL;
+        Backend b;
+        int r;
+
+        r = check_function(e, spec, &f, err);
+        if (r < 0)
+                return r;
+        return choose_backend(e, f, spec, &b, err);
+}
+
 int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectError *err) {
         _cleanup_(engine_unlockp) Engine *locked = NULL;
         _cleanup_(site_closep) Site s = SITE_NULL;

@@ -113,6 +113,9 @@ int engine_functions(Engine *e, const FunctionTable **ret);
 /* Bit (1 << BACKEND_x) for each backend that can serve f on this kernel. */
 unsigned engine_function_backends(Engine *e, const InjectableFunction *f);
 
+/* What engine_arm() would refuse about the function, value and backend,
+ * without loading anything: the daemon asks before policy and polkit. */
+int engine_check(Engine *e, const InjectSpec *spec, InjectError *err);
 int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectError *err);
 int engine_disarm(Engine *e, uint64_t id, InjectionInfo *ret_final, InjectError *err);
 int engine_get(Engine *e, uint64_t id, InjectionInfo *ret);

@@ -525,7 +525,12 @@ static int on_ring_event(void *ctx, void *data, size_t size) {
         inj = manager_find(m, ev->inj_id);
         if (!inj)
                 return 0;
+        /* A process names itself: keep its comm printable ASCII, which is
+         * valid UTF-8 for both buses and safe on a terminal. */
         memcpy(comm, ev->comm, INJECT_COMM_LEN);
+        for (char *ch = comm; *ch; ch++)
+                if (*ch < 0x20 || *ch > 0x7e)
+                        *ch = '?';
 
         o = json_object_new_object();
         json_object_object_add(o, "type", json_object_new_string("fault"));
@@ -538,7 +543,7 @@ static int on_ring_event(void *ctx, void *data, size_t size) {
         json_object_object_add(o, "value", json_object_new_int64(ev->retval));
         watchers_send(m, inj, o);
         json_object_put(o);
-        bus_injection_fault(m, inj, ev);
+        bus_injection_fault(m, inj, ev, comm);
 
         /* The last allowed fault ends the injection. */
         if (inj->info.slot.times && manager_refresh(m, inj) >= 0 && inj->info.slot.injected >= inj->info.slot.times)
@@ -808,6 +813,9 @@ int manager_inject(Manager *m, const Caller *c, json_object *request, int cgroup
                                 r = negative_errno();
                 }
         }
+        if (r >= 0)
+                r = engine_check(m->engine, &(InjectSpec) { .function = p->req.function, .retval = p->req.retval,
+                                                            .backend = p->req.backend }, &err);
         if (r >= 0 && !rate_ok(m, c->uid))
                 r = inject_error_set(&err, -EBUSY, INJECT_ERROR_LIMIT,
                                      "Too many requests: at most %u injections per minute per user",

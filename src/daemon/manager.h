@@ -144,6 +144,6 @@ void manager_remove_watcher(Manager *m, VarlinkConn *c);
 /* Implemented by the front ends, called by the manager. */
 void bus_injection_added(Manager *m, Injection *inj);
 void bus_injection_removed(Manager *m, Injection *inj, RemoveReason reason);
-void bus_injection_fault(Manager *m, Injection *inj, const struct inject_event *ev);
+void bus_injection_fault(Manager *m, Injection *inj, const struct inject_event *ev, const char *comm);
 int bus_start(Manager *m);
 int varlink_api_start(Manager *m);
