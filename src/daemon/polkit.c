@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <syslog.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "polkit.h"
 
 #define POLKIT_BUS_NAME "org.freedesktop.PolicyKit1"
@@ -37,7 +36,6 @@ struct PolkitCheck {
         polkit_callback_t callback;
         void *userdata;
         bool floating;
-        bool pending;
 };
 
 static const char *const polkit_mode_table[_POLKIT_MODE_MAX] = {
@@ -57,21 +55,6 @@ int polkit_mode_from_string(const char *s) {
                 if (strcmp(s, polkit_mode_table[i]) == 0)
                         return i;
         return -EINVAL;
-}
-
-/* The daemon's log goes to stderr, which systemd hands to the journal: a
- * "<N>" prefix gives the line its priority there. Replace with the shared
- * logger once the daemon has one. */
-static _printf_(2, 3) void polkit_log(int prio, const char *fmt, ...) {
-        va_list ap;
-
-        if (getenv("JOURNAL_STREAM"))
-                fprintf(stderr, "<%d>", prio);
-        fputs("polkit: ", stderr);
-        va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
-        va_end(ap);
-        fputc('\n', stderr);
 }
 
 int polkit_context_new(sd_event *event, sd_bus *bus, PolkitMode mode, PolkitContext **ret) {
@@ -121,12 +104,11 @@ static void check_cancel(PolkitCheck *check) {
                 r = sd_bus_call_method_async(c->bus, NULL, POLKIT_BUS_NAME, POLKIT_OBJECT, POLKIT_INTERFACE,
                                              "CancelCheckAuthorization", NULL, NULL, "s", check->cancellation_id);
                 if (r < 0)
-                        polkit_log(LOG_DEBUG, "Failed to cancel check '%s', ignoring: %s",
-                                   check->cancellation_id, strerror(-r));
+                        log_debug_errno(r, "Failed to cancel polkit check '%s', ignoring: %m",
+                                        check->cancellation_id);
         }
         check->slot = sd_bus_slot_unref(check->slot);
         check->defer = sd_event_source_disable_unref(check->defer);
-        check->pending = false;
         check_unlink(check);
 }
 
@@ -142,10 +124,6 @@ PolkitCheck *polkit_check_free(PolkitCheck *check) {
         if (!check)
                 return NULL;
         return check_free_internal(check);
-}
-
-bool polkit_check_is_pending(const PolkitCheck *check) {
-        return check && check->pending;
 }
 
 PolkitContext *polkit_context_free(PolkitContext *c) {
@@ -176,7 +154,6 @@ static void check_complete(PolkitCheck *check, const PolkitResult *result) {
 
         check->slot = sd_bus_slot_unref(check->slot);   /* sd-bus keeps its own reference while dispatching */
         check->defer = sd_event_source_disable_unref(check->defer);
-        check->pending = false;
         check_unlink(check);
 
         cb(result, userdata);
@@ -214,9 +191,8 @@ static void warn_unavailable(PolkitContext *c, const char *why) {
         if (c->warned_unavailable)
                 return;
         c->warned_unavailable = true;
-        polkit_log(LOG_WARNING,
-                   "polkit is not available (%s): authorizing by the JSON policy alone until it is (--polkit=auto)",
-                   why);
+        log_warning("polkit is not available (%s): authorizing by the JSON policy alone until it is (--polkit=auto).",
+                    why);
 }
 
 static int on_check_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
@@ -256,7 +232,7 @@ static int on_check_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
 
         if (c->warned_unavailable) {
                 c->warned_unavailable = false;
-                polkit_log(LOG_INFO, "polkit is available again");
+                log_info("polkit is available again.");
         }
 
         r = sd_bus_message_enter_container(reply, 'r', "bba{ss}");
@@ -410,7 +386,6 @@ int polkit_check_async(
         check->callback = cb;
         check->userdata = userdata;
         check->floating = !ret_check;
-        check->pending = true;
         check->next = c->checks;
         if (c->checks)
                 c->checks->prev = check;

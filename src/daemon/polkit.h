@@ -146,7 +146,3 @@ int polkit_check_async(
 
 PolkitCheck *polkit_check_free(PolkitCheck *check);
 DEFINE_TRIVIAL_CLEANUP_FUNC(PolkitCheck *, polkit_check_free);
-
-/* True until the callback has been called (or the check was cancelled
- * through its context). */
-bool polkit_check_is_pending(const PolkitCheck *check);
