@@ -756,7 +756,6 @@ static void on_polkit_result(const PolkitResult *res, void *userdata) {
         InjectError err = {};
 
         pending_unlink(m, p);
-        p->check = NULL;        /* polkit frees its own check after the callback */
         if (!res->allowed) {
                 if (res->error < 0)
                         inject_error_set(&err, res->error, INJECT_ERROR_AUTH_UNAVAILABLE,

@@ -1,0 +1,104 @@
+# shellcheck shell=bash
+# tests/vm/lib-daemon.sh - the daemon's world inside the VM, for the
+# scenarios that talk to injectd: the real dbus-daemon and polkitd, our bus
+# policy, polkit actions and sample rule, the default JSON policy, and two
+# users: alice (in group injectd) and bob (not), each in a cgroup of their
+# own. Source after lib.sh; call daemon_setup, then start_injectd.
+
+INJECTD=$BUILD_DIR/src/daemon/injectd
+VARLINK_CALL=$BUILD_DIR/tests/vm/varlink-call
+SOCKET=/run/injectd/org.injectd.Injector
+POLKITD=/usr/lib/polkit-1/polkitd
+DAEMON_WORK=$(mktemp -d /tmp/daemon-test.XXXXXX)
+DAEMON_LOG=$DAEMON_WORK/injectd.log
+chmod 0755 "$DAEMON_WORK"
+[[ -x $INJECTD ]] || fail "injectd is not built at '$INJECTD'"
+[[ -x $VARLINK_CALL ]] || fail "varlink-call is not built at '$VARLINK_CALL'"
+
+name_has_owner() {
+    [[ $(busctl call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus \
+        NameHasOwner s "$1" 2>/dev/null) == "b true" ]]
+}
+
+daemon_setup() {
+    install -m 0644 "$SRC_DIR/policy/org.injectd.policy" /usr/share/polkit-1/actions/
+    install -m 0644 "$SRC_DIR/policy/50-injectd.rules" /usr/share/polkit-1/rules.d/
+    install -m 0644 "$SRC_DIR/policy/org.injectd.Injector1.conf" /usr/share/dbus-1/system.d/
+    mkdir -p /etc/injectd/policy.d
+    install -m 0644 "$SRC_DIR/policy/10-injectd-default.json" /etc/injectd/policy.d/
+
+    getent group injectd >/dev/null || groupadd --system injectd
+    add_user alice
+    add_user bob
+    usermod -a -G injectd alice
+
+    # Each user's own session cgroup, as logind would make.
+    local u
+    for u in alice bob; do
+        make_cgroup "session-$u" >/dev/null
+    done
+
+    mkdir -p /run/dbus
+    DBUS_PID=$(dbus-daemon --system --fork --print-pid) || fail "dbus-daemon --system did not start"
+    at_exit kill "$DBUS_PID"
+    "$POLKITD" --no-debug >>"$DAEMON_WORK/polkitd.log" 2>&1 &
+    POLKITD_PID=$!
+    at_exit kill "$POLKITD_PID"
+    wait_until 60 name_has_owner org.freedesktop.PolicyKit1
+    at_exit _show_daemon_log
+}
+
+_show_daemon_log() {
+    if _failed && [[ -s $DAEMON_LOG ]]; then
+        log "injectd's log:"
+        sed 's/^/  | /' "$DAEMON_LOG" >&2
+    fi
+}
+
+# start_injectd [ARG...]: run the daemon in the background, logging to
+# DAEMON_LOG, and wait until it owns its bus name and socket.
+start_injectd() {
+    "$INJECTD" --log-target=stderr "$@" >>"$DAEMON_LOG" 2>&1 &
+    INJECTD_PID=$!
+    at_exit stop_injectd
+    wait_until 60 name_has_owner org.injectd.Injector1
+    wait_until 10 test -S "$SOCKET"
+}
+
+stop_injectd() {
+    [[ -n ${INJECTD_PID:-} ]] || return 0
+    kill "$INJECTD_PID" 2>/dev/null || true
+    wait "$INJECTD_PID" 2>/dev/null || true
+    INJECTD_PID=
+}
+
+# as USER CMD [ARG...]: run CMD as USER, inside USER's session cgroup.
+as() {
+    local user=$1
+    shift
+    (
+        echo "$BASHPID" >"/sys/fs/cgroup/session-$user/cgroup.procs"
+        exec setpriv --reuid="$user" --regid="$user" --init-groups --inh-caps=-all -- "$@"
+    )
+}
+
+# bus_inject USER KEY TYPE VALUE...: Inject over D-Bus with busctl (a real
+# client we did not write); prints busctl's JSON reply.
+bus_inject() {
+    local user=$1
+    shift
+    as "$user" busctl --json=short call org.injectd.Injector1 /org/injectd/Injector1 \
+        org.injectd.Injector1.Manager Inject 'a{sv}' $(($# / 3)) "$@"
+}
+
+# vl USER METHOD [JSON]: one Varlink call through our client module.
+vl() {
+    local user=$1
+    shift
+    as "$user" "$VARLINK_CALL" "$SOCKET" "$@"
+}
+
+# injections_left: how many injections the daemon holds, for everyone.
+injections_left() {
+    "$VARLINK_CALL" "$SOCKET" org.injectd.Injector.ListInjections '{"all":true}' | jq '.parameters.injections | length'
+}
