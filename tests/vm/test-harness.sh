@@ -10,7 +10,15 @@ run=$vm_dir/run
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/injectd-harness.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-fail() { printf 'FAIL harness: %s\n' "$*" >&2; exit 1; }
+# On failure, show what the last run printed: that usually says why.
+fail() {
+    printf 'FAIL harness: %s\n' "$*" >&2
+    local f
+    for f in "$tmp/out" "$tmp/err"; do
+        [[ -s $f ]] && printf -- '--- %s:\n%s\n' "${f##*/}" "$(cat "$f")" >&2
+    done
+    exit 1
+}
 assert_eq() { [[ $1 == "$2" ]] || fail "$3: expected '$1', saw '$2'"; }
 assert_contains() { [[ $1 == *"$2"* ]] || fail "$3: expected to contain '$2', saw '$1'"; }
 log() { printf 'harness: %s\n' "$*"; }
