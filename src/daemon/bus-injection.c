@@ -180,8 +180,8 @@ void bus_injection_fault(Manager *m, Injection *inj, const struct inject_event *
                 return;
         if (second != inj->rl_window) {
                 if (inj->rl_dropped)
-                        (void) sd_bus_emit_signal(m->bus, inj->object_path, INJECTION_IFACE, "FaultsSuppressed",
-                                                  "u", inj->rl_dropped);
+                        (void) bus_emit_to_owner(m, inj, inj->object_path, INJECTION_IFACE, "FaultsSuppressed",
+                                                 "u", inj->rl_dropped);
                 inj->rl_window = second;
                 inj->rl_count = 0;
                 inj->rl_dropped = 0;
@@ -190,6 +190,6 @@ void bus_injection_fault(Manager *m, Injection *inj, const struct inject_event *
                 inj->rl_dropped++;
                 return;
         }
-        (void) sd_bus_emit_signal(m->bus, inj->object_path, INJECTION_IFACE, "Fault", "tuusx", (uint64_t) ev->time_ns,
-                                  (uint32_t) ev->pid, (uint32_t) ev->tgid, comm, (int64_t) ev->retval);
+        (void) bus_emit_to_owner(m, inj, inj->object_path, INJECTION_IFACE, "Fault", "tuusx", (uint64_t) ev->time_ns,
+                                 (uint32_t) ev->pid, (uint32_t) ev->tgid, comm, (int64_t) ev->retval);
 }

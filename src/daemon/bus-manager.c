@@ -6,6 +6,7 @@
  * methods do), so both APIs return the very same documents. */
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,16 +334,39 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_END
 };
 
+/* Signals about an injection go to its owner only (and root may monitor the
+ * bus): pids and comms of one user's processes are not for other users. An
+ * owner on Varlink follows its injections with Watch instead. */
+int bus_emit_to_owner(Manager *m, Injection *inj, const char *path, const char *iface, const char *member,
+                      const char *types, ...) {
+        sd_bus_message *msg = NULL;
+        va_list ap;
+        int r;
+
+        if (!m->bus || !inj->owner_bus_name)
+                return 0;
+        r = sd_bus_message_new_signal(m->bus, &msg, path, iface, member);
+        if (r >= 0)
+                r = sd_bus_message_set_destination(msg, inj->owner_bus_name);
+        if (r >= 0) {
+                va_start(ap, types);
+                r = sd_bus_message_appendv(msg, types, ap);
+                va_end(ap);
+        }
+        if (r >= 0)
+                r = sd_bus_send(m->bus, msg, NULL);
+        sd_bus_message_unref(msg);
+        return r;
+}
+
 void bus_injection_added(Manager *m, Injection *inj) {
-        if (m->bus)
-                (void) sd_bus_emit_signal(m->bus, BUS_PATH, BUS_MANAGER_IFACE, "InjectionAdded", "so", inj->id_str,
-                                          inj->object_path);
+        (void) bus_emit_to_owner(m, inj, BUS_PATH, BUS_MANAGER_IFACE, "InjectionAdded", "so", inj->id_str,
+                                 inj->object_path);
 }
 
 void bus_injection_removed(Manager *m, Injection *inj, RemoveReason reason) {
-        if (m->bus)
-                (void) sd_bus_emit_signal(m->bus, BUS_PATH, BUS_MANAGER_IFACE, "InjectionRemoved", "sos",
-                                          inj->id_str, inj->object_path, remove_reason_to_string(reason));
+        (void) bus_emit_to_owner(m, inj, BUS_PATH, BUS_MANAGER_IFACE, "InjectionRemoved", "sos", inj->id_str,
+                                 inj->object_path, remove_reason_to_string(reason));
 }
 
 int bus_start(Manager *m) {

@@ -13,5 +13,11 @@ typedef struct Manager Manager;
 int bus_reply_inject_error(sd_bus_message *m, const InjectError *err);
 int bus_set_inject_error(sd_bus_error *error, const InjectError *err);
 
+typedef struct Injection Injection;
+
+/* A signal sent to the injection's D-Bus owner only; nothing if it has none. */
+int bus_emit_to_owner(Manager *m, Injection *inj, const char *path, const char *iface, const char *member,
+                      const char *types, ...);
+
 /* The per-injection objects (bus-injection.c). */
 int bus_injection_register(Manager *m);

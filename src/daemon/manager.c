@@ -181,6 +181,8 @@ static int injection_load(Injection *inj) {
                 inj->detach = b;
         if (json_get_string(o, "transport", &s) >= 0)
                 inj->transport = strcmp(s, "varlink") == 0 ? TRANSPORT_VARLINK : TRANSPORT_BUS;
+        if (json_get_string(o, "owner_bus_name", &s) >= 0)
+                inj->owner_bus_name = strdup(s);
         if (json_get_string(o, "rule", &s) >= 0)
                 inj->rule = strdup(s);
         if (json_get_string(o, "scope", &s) >= 0)
@@ -665,6 +667,17 @@ static void finish_inject(PendingRequest *p, const char *polkit_how) {
                 .owner_uid = p->caller.uid == 0 || p->scope.foreign ? INJECT_UID_ANY : p->caller.uid,
         };
 
+        /* A D-Bus requester that left while polkit decided gets nothing
+         * armed (a Varlink one is dropped by manager_owner_disconnected()). */
+        if (!p->req.detach && p->caller.bus_name && m->bus &&
+            sd_bus_get_name_creds(m->bus, p->caller.bus_name, 0, NULL) < 0) {
+                inject_error_set(&err, -ECONNRESET, INJECT_ERROR_INVALID_ARGUMENT,
+                                 "The requester disconnected before the answer");
+                refuse(m, &p->caller, &p->req, p->scope.desc, p->verdict.rule, polkit_how, &err);
+                p->cb(m, NULL, &err, p->userdata);
+                return;
+        }
+
         r = manager_open_events(m);
         if (r < 0)
                 log_warning_errno(r, "Cannot read injected-fault events, ignoring: %m");
@@ -1065,9 +1078,24 @@ void manager_remove_watcher(Manager *m, VarlinkConn *c) {
 
 void manager_owner_disconnected(Manager *m, VarlinkConn *c) {
         manager_remove_watcher(m, c);
-        for (PendingRequest *p = m->pending; p; p = p->next)
-                if (p->owner_conn == c)
-                        p->owner_conn = NULL;
+        /* A request still waiting for polkit ends with its requester,
+         * unless it asked to detach: it is answered (the answer goes
+         * nowhere) so the front end lets go of the connection. */
+        for (PendingRequest *p = m->pending, *next; p; p = next) {
+                next = p->next;
+                if (p->owner_conn != c)
+                        continue;
+                p->owner_conn = NULL;
+                if (!p->req.detach) {
+                        InjectError err = {};
+
+                        inject_error_set(&err, -ECONNRESET, INJECT_ERROR_INVALID_ARGUMENT,
+                                         "The requester disconnected before the answer");
+                        pending_unlink(m, p);
+                        p->cb(m, NULL, &err, p->userdata);
+                        pending_free(p);
+                }
+        }
         for (size_t i = 0; i < m->n_injections;) {
                 Injection *inj = m->injections[i];
 

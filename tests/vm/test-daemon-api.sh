@@ -60,6 +60,25 @@ desc=$(vl alice org.varlink.service.GetInterfaceDescription '{"interface":"org.i
 assert_contains "$desc" "interface org.injectd.Injector" "the interface description"
 assert_contains "$desc" "method Inject(" "the interface description"
 
+# ---- Watch: a Varlink stream of the caller's events.
+watch_out=$DAEMON_WORK/watch.out
+(
+    echo "$BASHPID" >/sys/fs/cgroup/session-alice/cgroup.procs
+    exec setpriv --reuid=alice --regid=alice --init-groups -- "$VARLINK_CALL" --more --count 4 "$SOCKET" \
+        org.injectd.Injector.Watch
+) >"$watch_out" 2>&1 &
+watcher=$!
+wait_until 10 grep -q watching "$watch_out"
+id=$(vl alice org.injectd.Injector.Inject '{"function":"__x64_sys_openat","error":"ENOENT","comm":"cat","detach":true,"times":1}' |
+    jq -r .parameters.id)
+# One fault (times=1): ld.so's first open fails, and cat may still run.
+as alice cat /etc/hostname >/dev/null 2>&1 || true
+wait "$watcher" || fail "Watch ended with an error: $(cat "$watch_out")"
+assert_eq "watching added fault removed" "$(jq -r .parameters.event.type "$watch_out" | paste -sd' ')" "the watched events"
+assert_eq "cat" "$(jq -r 'select(.parameters.event.type == "fault") | .parameters.event.comm' "$watch_out")" "the fault's comm"
+assert_eq "exhausted" "$(jq -r 'select(.parameters.event.type == "removed") | .parameters.event.reason' "$watch_out")" \
+    "why it was removed (times=1)"
+
 # ---- Disconnect: without detach, the injection ends with its requester.
 vl alice org.injectd.Injector.Inject '{"function":"__x64_sys_openat","error":"ENOENT","duration_usec":60000000,"comm":"cat"}' >/dev/null
 wait_until 1 test "$(injections_left)" = 0

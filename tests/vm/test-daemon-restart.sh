@@ -69,6 +69,18 @@ wait "$owner" 2>/dev/null || true
 wait_until 2 test "$(injections_left)" = 1
 grep -q "event=removed id=$attached .*reason=owner-gone" "$DAEMON_LOG" || fail "no owner-gone removal for $attached"
 
+# SIGTERM disarms everything...
+stop_injectd
+[[ ! -e /sys/fs/bpf/injectd ]] || fail "SIGTERM left pins behind: $(ls -R /sys/fs/bpf/injectd)"
+grep -q "event=removed id=$long .*reason=cancelled" "$DAEMON_LOG" || fail "no removal of $long at SIGTERM"
+# ... unless --keep-on-exit.
+start_injectd --keep-on-exit
+long=$(inject '{"function":"__x64_sys_read","error":"EIO","comm":"cat","detach":true,"duration_usec":300000000}')
+stop_injectd
+assert_eq "$long" "$("$ENGINE" list --json | jq -r '.[0].id')" "the injection kept at exit"
+start_injectd
+assert_eq "$long" "$(injections_left >/dev/null; "$VARLINK_CALL" "$SOCKET" org.injectd.Injector.ListInjections '{"all":true}' | jq -r '.parameters.injections[0].id')" \
+    "the injection adopted after --keep-on-exit"
 vl alice org.injectd.Injector.Cancel "{\"id\":\"$long\"}" >/dev/null
 stop_injectd
 finish
