@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* One D-Bus object per injection, /org/injectd/Injector1/injection/_<id>,
  * with its properties, Cancel(), and a rate-limited Fault signal per
- * injected fault. Only its owner and root see it. */
+ * injected fault. Only its owner and root see it, and its signals go to its
+ * owner only. The changing properties send no PropertiesChanged (a
+ * broadcast would show them to everyone): they say so in introspection. */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -150,10 +152,10 @@ static const sd_bus_vtable injection_vtable[] = {
         SD_BUS_PROPERTY("Created", "t", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("Expires", "t", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("Detached", "b", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("State", "s", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
-        SD_BUS_PROPERTY("CallsSeen", "t", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
-        SD_BUS_PROPERTY("CallsMatched", "t", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
-        SD_BUS_PROPERTY("FaultsInjected", "t", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
+        SD_BUS_PROPERTY("State", "s", property_get, 0, 0),
+        SD_BUS_PROPERTY("CallsSeen", "t", property_get, 0, 0),
+        SD_BUS_PROPERTY("CallsMatched", "t", property_get, 0, 0),
+        SD_BUS_PROPERTY("FaultsInjected", "t", property_get, 0, 0),
         SD_BUS_METHOD_WITH_ARGS("Cancel", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_cancel,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("Fault", SD_BUS_ARGS("t", time_ns, "u", pid, "u", tgid, "s", comm, "x", value), 0),

@@ -365,6 +365,10 @@ void bus_injection_added(Manager *m, Injection *inj) {
 }
 
 void bus_injection_removed(Manager *m, Injection *inj, RemoveReason reason) {
+        /* What the rate limit held back is not lost with the injection. */
+        if (inj->rl_dropped)
+                (void) bus_emit_to_owner(m, inj, inj->object_path, "org.injectd.Injector1.Injection",
+                                         "FaultsSuppressed", "u", inj->rl_dropped);
         (void) bus_emit_to_owner(m, inj, BUS_PATH, BUS_MANAGER_IFACE, "InjectionRemoved", "sos", inj->id_str,
                                  inj->object_path, remove_reason_to_string(reason));
 }
