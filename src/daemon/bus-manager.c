@@ -290,8 +290,13 @@ static int method_list_functions(sd_bus_message *m, void *userdata, sd_bus_error
                 return sd_bus_error_set_errnof(error, r, "Cannot identify the caller: %m");
         r = manager_functions_json(userdata, &c, glob, &o);
         caller_done(&c);
-        if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "Cannot list injectable functions: %m");
+        if (r < 0) {
+                InjectError err = {};
+
+                inject_error_set(&err, r, INJECT_ERROR_UNAVAILABLE, "Cannot list injectable functions: %s",
+                                 strerror(-r));
+                return bus_set_inject_error(error, &err);
+        }
         return reply_json(m, o);
 }
 

@@ -1038,25 +1038,27 @@ int manager_reload_policy(Manager *m) {
 
 int manager_add_watcher(Manager *m, VarlinkConn *c, const Caller *caller, json_object *ids) {
         struct Watcher *w;
+        size_t n = ids ? json_object_array_length(ids) : 0;
         int r;
 
+        /* Asking for ids and naming none valid must not widen to "all". */
+        if (ids && (n == 0 || n > ELEMENTSOF(w->ids)))
+                return -EINVAL;
         w = calloc(1, sizeof(*w));
         if (!w)
                 return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                if (parse_id(json_object_get_string(json_object_array_get_idx(ids, i)), &w->ids[w->n_ids++]) < 0) {
+                        free(w);
+                        return -EINVAL;
+                }
         r = caller_copy(caller, &w->caller);
         if (r < 0) {
                 free(w);
                 return r;
         }
         w->conn = varlink_conn_ref(c);
-        w->all = caller->uid == 0;
-        if (ids)
-                for (size_t i = 0; i < json_object_array_length(ids) && w->n_ids < ELEMENTSOF(w->ids); i++) {
-                        uint64_t id;
-
-                        if (parse_id(json_object_get_string(json_object_array_get_idx(ids, i)), &id) >= 0)
-                                w->ids[w->n_ids++] = id;
-                }
+        w->all = caller->uid == 0;      /* root sees every injection's events */
         w->next = m->watchers;
         m->watchers = w;
         return 0;

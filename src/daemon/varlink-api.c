@@ -233,14 +233,20 @@ static int method_list_functions(VarlinkConn *c, json_object *params, VarlinkMet
                 return 0;
         r = json_get_string(params, "pattern", &pattern);
         if (r < 0 && r != -ENOENT)
-                return varlink_error_invalid_parameter(c, "pattern");
+                return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, "'pattern' must be a string");
         if (pattern && strlen(pattern) > REQUEST_MAX_STRING)
-                return varlink_error_invalid_parameter(c, "pattern");
+                return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT,
+                                          "The pattern must be at most 256 characters");
         if (!caller)
                 return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, "Cannot identify the caller");
         r = manager_functions_json(userdata, caller, pattern, &o);
-        if (r < 0)
-                return r;
+        if (r < 0) {
+                InjectError err = {};
+
+                inject_error_set(&err, r, INJECT_ERROR_UNAVAILABLE, "Cannot list injectable functions: %s",
+                                 strerror(-r));
+                return reply_error(c, &err);
+        }
         p = json_object_new_object();
         json_object_object_add(p, "functions", o);
         return varlink_reply(c, p);
@@ -259,7 +265,7 @@ static int method_list_injections(VarlinkConn *c, json_object *params, VarlinkMe
                 return 0;
         r = json_get_bool(params, "all", &all);
         if (r < 0 && r != -ENOENT)
-                return varlink_error_invalid_parameter(c, "all");
+                return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, "'all' must be a boolean");
         if (!caller)
                 return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, "Cannot identify the caller");
         r = manager_list_json(userdata, caller, all, &o, &err);
@@ -282,13 +288,16 @@ static int method_watch(VarlinkConn *c, json_object *params, VarlinkMethodFlags 
                 return varlink_error(c, VARLINK_ERROR_EXPECTED_MORE, NULL);
         r = json_get_array(params, "ids", &ids);
         if (r < 0 && r != -ENOENT)
-                return varlink_error_invalid_parameter(c, "ids");
+                return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, "'ids' must be an array of ids");
         if (!caller)
                 return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, "Cannot identify the caller");
-        /* The stream starts with an empty event, so a client knows it is on. */
         r = manager_add_watcher(userdata, c, caller, ids);
+        if (r == -EINVAL)
+                return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT,
+                                          "'ids' must hold 1 to 64 injection ids (16 hex digits each)");
         if (r < 0)
                 return r;
+        /* The stream starts with an event of its own, so a client knows it is on. */
         {
                 _cleanup_(json_object_putp) json_object *p = json_object_new_object(), *e = json_object_new_object();
 
