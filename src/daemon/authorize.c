@@ -14,28 +14,11 @@
 
 #define CGROUP_ROOT "/sys/fs/cgroup"
 
-/* All four uids of the process (real, effective, saved, fs). */
-static int process_uids(pid_t pid, uid_t uids[4]) {
-        _cleanup_fclose_ FILE *f = NULL;
-        _cleanup_free_ char *line = NULL;
-        char p[64];
-        size_t cap = 0;
-
-        snprintf(p, sizeof(p), "/proc/%d/status", (int) pid);
-        f = fopen(p, "re");
-        if (!f)
-                return negative_errno();
-        while (getline(&line, &cap, f) > 0)
-                if (sscanf(line, "Uid: %u %u %u %u", &uids[0], &uids[1], &uids[2], &uids[3]) == 4)
-                        return 0;
-        return -EIO;
-}
-
 static int process_owned_by(pid_t pid, uid_t uid) {
         uid_t u[4];
         int r;
 
-        r = process_uids(pid, u);
+        r = scope_process_status(pid, NULL, u);
         if (r < 0)
                 return r;
         return u[0] == uid && u[1] == uid && u[2] == uid && u[3] == uid;
@@ -60,7 +43,7 @@ static int cgroup_only_uid_at(int dirfd, uid_t uid, uid_t *ret_other, int depth)
         for (int pid; fscanf(f, "%d", &pid) == 1;) {
                 uid_t u[4];
 
-                r = process_uids(pid, u);
+                r = scope_process_status(pid, NULL, u);
                 if (r == -ENOENT)
                         continue;       /* exited meanwhile */
                 if (r < 0)

@@ -114,16 +114,6 @@ static int property_get(sd_bus *bus, const char *path, const char *interface, co
         return -EINVAL;
 }
 
-static void on_cancel_done(Manager *mgr, const InjectError *err, void *userdata) {
-        sd_bus_message *m = userdata;
-
-        if (err)
-                (void) bus_reply_inject_error(m, err);
-        else
-                (void) sd_bus_reply_method_return(m, NULL);
-        sd_bus_message_unref(m);
-}
-
 static int method_cancel(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         Injection *inj = userdata;
         Caller c;
@@ -133,7 +123,7 @@ static int method_cancel(sd_bus_message *m, void *userdata, sd_bus_error *error)
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "Cannot identify the caller: %m");
         r = manager_cancel(inj->manager, &c, inj->id_str, sd_bus_message_get_allow_interactive_authorization(m) > 0,
-                           on_cancel_done, sd_bus_message_ref(m));
+                           bus_reply_done, sd_bus_message_ref(m));
         caller_done(&c);
         if (r < 0)
                 sd_bus_message_unref(m);

@@ -214,7 +214,7 @@ static int method_inject(sd_bus_message *m, void *userdata, sd_bus_error *error)
         return 1;
 }
 
-static void on_done(Manager *mgr, const InjectError *err, void *userdata) {
+void bus_reply_done(Manager *mgr, const InjectError *err, void *userdata) {
         sd_bus_message *m = userdata;
 
         if (err)
@@ -235,7 +235,7 @@ static int method_cancel(sd_bus_message *m, void *userdata, sd_bus_error *error)
         r = caller_from_bus(m, &c);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "Cannot identify the caller: %m");
-        r = manager_cancel(userdata, &c, id, sd_bus_message_get_allow_interactive_authorization(m) > 0, on_done,
+        r = manager_cancel(userdata, &c, id, sd_bus_message_get_allow_interactive_authorization(m) > 0, bus_reply_done,
                            sd_bus_message_ref(m));
         caller_done(&c);
         if (r < 0)
@@ -251,7 +251,7 @@ static int method_reload_policy(sd_bus_message *m, void *userdata, sd_bus_error 
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "Cannot identify the caller: %m");
         r = manager_reload_policy_as(userdata, &c, sd_bus_message_get_allow_interactive_authorization(m) > 0,
-                                     on_done, sd_bus_message_ref(m));
+                                     bus_reply_done, sd_bus_message_ref(m));
         caller_done(&c);
         if (r < 0)
                 sd_bus_message_unref(m);

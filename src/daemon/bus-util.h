@@ -13,6 +13,10 @@ typedef struct Manager Manager;
 int bus_reply_inject_error(sd_bus_message *m, const InjectError *err);
 int bus_set_inject_error(sd_bus_error *error, const InjectError *err);
 
+/* A manager_done_cb whose userdata is the method call (a reference): replies
+ * empty or with the error, then drops the reference. */
+void bus_reply_done(Manager *mgr, const InjectError *err, void *userdata);
+
 typedef struct Injection Injection;
 
 /* A signal sent to the injection's D-Bus owner only; nothing if it has none. */

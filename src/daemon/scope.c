@@ -135,24 +135,29 @@ static int read_stat_start(pid_t pid, uint64_t *ret) {
         return 0;
 }
 
-static int read_tgid(pid_t pid, pid_t *ret) {
+int scope_process_status(pid_t pid, pid_t *ret_tgid, uid_t ret_uids[4]) {
         _cleanup_fclose_ FILE *f = NULL;
         _cleanup_free_ char *line = NULL;
+        bool have_tgid = !ret_tgid, have_uids = !ret_uids;
+        uid_t u[4];
         char p[64];
         size_t cap = 0;
+        int t;
 
         snprintf(p, sizeof(p), "/proc/%d/status", (int) pid);
         f = fopen(p, "re");
         if (!f)
                 return negative_errno();
-        while (getline(&line, &cap, f) > 0) {
-                int t;
-                if (sscanf(line, "Tgid: %d", &t) == 1) {
-                        *ret = t;
-                        return 0;
+        while ((!have_tgid || !have_uids) && getline(&line, &cap, f) > 0) {
+                if (ret_tgid && sscanf(line, "Tgid: %d", &t) == 1) {
+                        *ret_tgid = t;
+                        have_tgid = true;
+                } else if (ret_uids && sscanf(line, "Uid: %u %u %u %u", &u[0], &u[1], &u[2], &u[3]) == 4) {
+                        memcpy(ret_uids, u, sizeof(u));
+                        have_uids = true;
                 }
         }
-        return -EIO;
+        return have_tgid && have_uids ? 0 : -EIO;
 }
 
 int scope_process(pid_t pid, pid_t *ret_tgid, uint64_t *ret_start_ticks) {
@@ -162,7 +167,7 @@ int scope_process(pid_t pid, pid_t *ret_tgid, uint64_t *ret_start_ticks) {
 
         if (pid <= 0)
                 return -EINVAL;
-        r = read_tgid(pid, &tgid);
+        r = scope_process_status(pid, &tgid, NULL);
         if (r < 0)
                 return r;
         r = read_stat_start(tgid, &start);

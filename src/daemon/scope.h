@@ -21,6 +21,10 @@ int scope_cgroup_path_of_pid(pid_t pid, char **ret_path);
  * time in clock ticks since boot (field 22 of /proc/PID/stat). */
 int scope_process(pid_t pid, pid_t *ret_tgid, uint64_t *ret_start_ticks);
 
+/* From /proc/PID/status: the thread group, and the real, effective, saved
+ * and filesystem uids. Either output may be NULL. */
+int scope_process_status(pid_t pid, pid_t *ret_tgid, uid_t ret_uids[4]);
+
 /* 1 if the target still exists, 0 if gone, negative errno if unknown. */
 int scope_cgroup_alive(uint64_t cgroup_id);
 int scope_process_alive(pid_t tgid, uint64_t start_ticks);
