@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: MIT */
+/* injectctl inject: arm one injection, then hold it (live counters until
+ * Ctrl-C or expiry) or, with --detach, leave it armed. */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "duration.h"
+#include "errno-name.h"
+#include "injectctl.h"
+#include "json-util.h"
+#include "spec.h"
+
+#define HOLD_POLL_MSEC 500
+#define COMM_MAX 15
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig) {
+        stop_signal = sig;
+}
+
+enum {
+        ARG_ERROR = ARG_COMMAND_BASE,
+        ARG_RETVAL,
+        ARG_FOR,
+        ARG_PROBABILITY,
+        ARG_AFTER,
+        ARG_EVERY,
+        ARG_TIMES,
+        ARG_CALLER,
+        ARG_COMM,
+        ARG_PID,
+        ARG_CGROUP,
+        ARG_GLOBAL,
+        ARG_BACKEND,
+        ARG_DETACH,
+};
+
+static int hold(Transport *t, const char *id, const char *function) {
+        struct sigaction sa = { .sa_handler = on_stop };
+        bool tty = isatty(STDOUT_FILENO);
+        uint64_t last_seen = UINT64_MAX, last_matched = 0, last_injected = 0;
+        bool gone = false;
+        int r;
+
+        (void) sigaction(SIGINT, &sa, NULL);
+        (void) sigaction(SIGTERM, &sa, NULL);
+        (void) sigaction(SIGHUP, &sa, NULL);
+
+        if (!arg_json && tty)
+                printf("Holding it; Ctrl-C cancels.\n");
+        fflush(stdout);
+
+        while (!stop_signal) {
+                _cleanup_json_ json_object *list = NULL;
+                uint64_t seen = 0, matched = 0, injected = 0, left = 0;
+                char lbuf[FORMAT_DURATION_MAX];
+                struct timespec ts = { .tv_nsec = HOLD_POLL_MSEC * 1000000L };
+                json_object *doc;
+
+                r = transport_list_injections(t, false, &list);
+                if (r < 0)
+                        return report_error(t, r, "Cannot read the injection");
+                doc = injection_find(list, id);
+                if (!doc) {
+                        gone = true;
+                        break;
+                }
+                (void) json_get_u64(doc, "calls_seen", 0, UINT64_MAX, &seen);
+                (void) json_get_u64(doc, "calls_matched", 0, UINT64_MAX, &matched);
+                (void) json_get_u64(doc, "faults_injected", 0, UINT64_MAX, &injected);
+                (void) json_get_u64(doc, "remaining_usec", 0, UINT64_MAX, &left);
+
+                if (!arg_json) {
+                        if (tty)
+                                printf("\r\033[K%s: seen %" PRIu64 ", matched %" PRIu64 ", injected %" PRIu64
+                                       ", %s left",
+                                       function, seen, matched, injected, format_left(lbuf, sizeof(lbuf), left));
+                        else if (seen != last_seen || matched != last_matched || injected != last_injected)
+                                printf("%s: seen %" PRIu64 ", matched %" PRIu64 ", injected %" PRIu64 "\n",
+                                       function, seen, matched, injected);
+                        fflush(stdout);
+                }
+                last_seen = seen;
+                last_matched = matched;
+                last_injected = injected;
+                if (left == 0) {
+                        gone = true;
+                        break;
+                }
+                (void) nanosleep(&ts, NULL);
+        }
+        if (!arg_json && tty)
+                printf("\n");
+
+        if (gone) {
+                if (!arg_json)
+                        printf("Injection %s ended (expired or exhausted).\n", id);
+                return 0;
+        }
+
+        r = transport_cancel(t, id);
+        if (r == -EREMOTEIO && strcmp(transport_error_name(t), "NoSuchInjection") == 0)
+                r = 0;
+        if (r < 0)
+                return report_error(t, r, "Cannot cancel");
+        if (!arg_json)
+                printf("Cancelled %s: seen %" PRIu64 ", matched %" PRIu64 ", injected %" PRIu64 ".\n",
+                       id, last_seen == UINT64_MAX ? 0 : last_seen, last_matched, last_injected);
+        return 0;
+}
+
+int cmd_inject(int argc, char **argv) {
+        static const struct option options[] = {
+                { "error",       required_argument, NULL, ARG_ERROR },
+                { "retval",      required_argument, NULL, ARG_RETVAL },
+                { "for",         required_argument, NULL, ARG_FOR },
+                { "probability", required_argument, NULL, ARG_PROBABILITY },
+                { "after",       required_argument, NULL, ARG_AFTER },
+                { "every",       required_argument, NULL, ARG_EVERY },
+                { "times",       required_argument, NULL, ARG_TIMES },
+                { "caller",      required_argument, NULL, ARG_CALLER },
+                { "comm",        required_argument, NULL, ARG_COMM },
+                { "pid",         required_argument, NULL, ARG_PID },
+                { "cgroup",      required_argument, NULL, ARG_CGROUP },
+                { "global",      no_argument,       NULL, ARG_GLOBAL },
+                { "backend",     required_argument, NULL, ARG_BACKEND },
+                { "detach",      no_argument,       NULL, ARG_DETACH },
+                GLOBAL_OPTIONS
+        };
+        _cleanup_(transport_freep) Transport *t = NULL;
+        _cleanup_json_ json_object *req = NULL, *callers = NULL, *injection = NULL;
+        _cleanup_free_ char *id = NULL;
+        const char *function, *scope = NULL;
+        bool have_value = false, detach = false;
+        uint64_t expires = 0, v;
+        int c, r, n_callers = 0;
+
+        req = json_object_new_object();
+        callers = json_object_new_array();
+        if (!req || !callers)
+                return report_error(NULL, -ENOMEM, "Out of memory");
+
+        while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0)
+                switch (c) {
+                case ARG_ERROR: {
+                        const char *name;
+                        int e;
+
+                        if (have_value)
+                                return usage_error("give one of --error and --retval, once");
+                        r = parse_error_arg(optarg, &e);
+                        if (r != 0)
+                                return r;
+                        name = errno_to_name(e);
+                        json_object_object_add(req, "error", name ? json_object_new_string(name) : json_object_new_int(e));
+                        have_value = true;
+                        break;
+                }
+                case ARG_RETVAL: {
+                        char *end;
+                        long long rv;
+
+                        if (have_value)
+                                return usage_error("give one of --error and --retval, once");
+                        errno = 0;
+                        rv = strtoll(optarg, &end, 10);
+                        if (errno || end == optarg || *end || rv < -4095 || rv > 4095)
+                                return usage_error("--retval: '%s' is not a number from -4095 to 4095", optarg);
+                        json_object_object_add(req, "retval", json_object_new_int64(rv));
+                        have_value = true;
+                        break;
+                }
+                case ARG_FOR:
+                        r = parse_duration_arg("--for", optarg, &v);
+                        if (r != 0)
+                                return r;
+                        json_object_object_add(req, "duration_usec", json_object_new_uint64(v));
+                        break;
+                case ARG_PROBABILITY: {
+                        double p;
+
+                        if (parse_percent(optarg, &p) < 0)
+                                return usage_error("--probability: '%s' is not a percentage above 0 and at most 100",
+                                                   optarg);
+                        json_object_object_add(req, "probability", json_object_new_double(p));
+                        break;
+                }
+                case ARG_AFTER:
+                case ARG_EVERY:
+                case ARG_TIMES: {
+                        const char *key = c == ARG_AFTER ? "after" : c == ARG_EVERY ? "every" : "times";
+                        char opt[16];
+
+                        snprintf(opt, sizeof(opt), "--%s", key);
+                        r = parse_count_arg(opt, optarg, c == ARG_AFTER ? 0 : 1, &v);
+                        if (r != 0)
+                                return r;
+                        json_object_object_add(req, key, json_object_new_uint64(v));
+                        break;
+                }
+                case ARG_CALLER:
+                        if (!function_name_is_valid(optarg))
+                                return usage_error("--caller: '%s' is not a kernel function name", optarg);
+                        if (++n_callers > FAIL_SPEC_CALLERS_MAX)
+                                return usage_error("--caller: at most %d callers", FAIL_SPEC_CALLERS_MAX);
+                        json_object_array_add(callers, json_object_new_string(optarg));
+                        break;
+                case ARG_COMM:
+                        if (!*optarg || strlen(optarg) > COMM_MAX)
+                                return usage_error("--comm: '%s' must be 1 to %d characters", optarg, COMM_MAX);
+                        json_object_object_add(req, "comm", json_object_new_string(optarg));
+                        break;
+                case ARG_PID: {
+                        uint64_t pid;
+
+                        if (scope)
+                                return usage_error("give one of --pid, --cgroup and --global");
+                        r = parse_count_arg("--pid", optarg, 1, &pid);
+                        if (r != 0)
+                                return r;
+                        if (pid > INT32_MAX)
+                                return usage_error("--pid: '%s' is not a process id", optarg);
+                        scope = "process";
+                        json_object_object_add(req, "pid", json_object_new_int64((int64_t) pid));
+                        break;
+                }
+                case ARG_CGROUP:
+                        if (scope)
+                                return usage_error("give one of --pid, --cgroup and --global");
+                        if (!*optarg)
+                                return usage_error("--cgroup needs a directory");
+                        scope = "cgroup";
+                        json_object_object_add(req, "cgroup", json_object_new_string(optarg));
+                        break;
+                case ARG_GLOBAL:
+                        if (scope)
+                                return usage_error("give one of --pid, --cgroup and --global");
+                        scope = "global";
+                        break;
+                case ARG_BACKEND:
+                        if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "kprobe") != 0 &&
+                            strcmp(optarg, "fmod_ret") != 0)
+                                return usage_error("--backend: unknown backend '%s' (auto, kprobe, fmod_ret)", optarg);
+                        json_object_object_add(req, "backend", json_object_new_string(optarg));
+                        break;
+                case ARG_DETACH:
+                        detach = true;
+                        break;
+                default:
+                        r = handle_global_option(c, optarg, argv);
+                        if (r >= 0)
+                                return r;
+                }
+
+        if (optind >= argc)
+                return usage_error("inject needs a FUNCTION");
+        if (argc - optind > 1)
+                return usage_error("inject takes one FUNCTION, saw also '%s'", argv[optind + 1]);
+        function = argv[optind];
+        if (!function_name_is_valid(function))
+                return usage_error("'%s' is not a kernel function name", function);
+        if (!have_value)
+                return usage_error("inject needs --error NAME|NUM or --retval N");
+
+        json_object_object_add(req, "function", json_object_new_string(function));
+        if (scope)
+                json_object_object_add(req, "scope", json_object_new_string(scope));
+        if (n_callers > 0)
+                json_object_object_add(req, "callers", TAKE_PTR(callers));
+        if (detach)
+                json_object_object_add(req, "detach", json_object_new_boolean(true));
+
+        r = connect_daemon(&t);
+        if (r < 0)
+                return -r;
+        r = transport_inject(t, req, &id, &expires, &injection);
+        if (r < 0)
+                return report_error(t, r, "Cannot inject");
+
+        if (arg_json) {
+                _cleanup_json_ json_object *o = json_object_new_object();
+
+                json_object_object_add(o, "id", json_object_new_string(id));
+                json_object_object_add(o, "expires_usec", json_object_new_uint64(expires));
+                json_object_object_add(o, "injection", json_object_get(injection));
+                print_json(o, !detach);
+        } else if (detach) {
+                printf("%s\n", id);
+        } else {
+                char lbuf[FORMAT_DURATION_MAX];
+                uint64_t now = realtime_usec();
+
+                printf("Injection %s armed: %s fails for %s.\n", id, function,
+                       format_left(lbuf, sizeof(lbuf), expires > now ? expires - now : 0));
+        }
+        fflush(stdout);
+
+        if (detach)
+                return 0;
+        return hold(t, id, function);
+}

@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT */
+/* injectctl: the command-line client of injectd. */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "duration.h"
+#include "errno-name.h"
+#include "injectctl.h"
+#include "log.h"
+#include "spec.h"
+
+bool arg_json = false;
+bool arg_no_pager = false;
+bool arg_ask_password = true;
+bool arg_varlink = false;
+const char *arg_varlink_path = NULL;
+bool arg_color = false;
+
+static void help(void) {
+        printf("injectctl [OPTIONS...] COMMAND ...\n"
+               "\n"
+               "Ask injectd to make a kernel function fail, for your own processes, for a\n"
+               "bounded time.\n"
+               "\n"
+               "Commands:\n"
+               "  caps                        Show what this kernel and daemon offer\n"
+               "  functions [GLOB] [--type T] [--allowed]\n"
+               "                              List the functions that can be made to fail\n"
+               "  inject FUNCTION (--error NAME|NUM | --retval N) [OPTIONS]\n"
+               "                              Make FUNCTION fail; hold it until Ctrl-C or\n"
+               "                              expiry, or with --detach leave it armed\n"
+               "  list [--all]                List your injections (--all: everyone's, root)\n"
+               "  show ID                     Show one injection\n"
+               "  cancel ID...|--all          Disarm injections\n"
+               "  watch [ID...]               Follow events (faults, additions, removals)\n"
+               "  reload-policy               Make injectd read its JSON policy again\n"
+               "  run --fail SPEC [--fail SPEC...] [--for DUR] -- CMD [ARG...]\n"
+               "                              Run CMD with faults armed for it and its\n"
+               "                              children only; exit with CMD's status\n"
+               "\n"
+               "inject options:\n"
+               "  --error NAME|NUM            Fail with -errno (ENOMEM, 12)\n"
+               "  --retval N                  Return N instead (-4095..4095)\n"
+               "  --for DUR                   How long (30s, 5min, 1h30m; default: the most\n"
+               "                              the policy allows)\n"
+               "  --probability P%%            Fail only this share of the matching calls\n"
+               "  --after N                   Skip the first N matching calls\n"
+               "  --every N                   Fail every Nth matching call\n"
+               "  --times N                   Fail at most N times, then end\n"
+               "  --caller FUNC               Only when FUNC is on the kernel stack (up to 4)\n"
+               "  --comm NAME                 Only threads with this name\n"
+               "  --pid PID | --cgroup PATH | --global\n"
+               "                              The scope: a process tree, a cgroup directory,\n"
+               "                              or everything (default: your own cgroup)\n"
+               "  --backend auto|kprobe|fmod_ret\n"
+               "  --detach                    Leave the injection armed and return\n"
+               "\n"
+               "run: SPEC is FUNCTION[:ERROR][,after=N][,every=N][,times=N]\n"
+               "     [,probability=P%%][,caller=FUNC]... ; without ERROR, a value that fits\n"
+               "     the function's type (ENOMEM, or 1 for TRUE and 0 for NULL functions).\n"
+               "     Every SPEC is scoped to CMD's process tree and armed before CMD\n"
+               "     starts; the faults end when CMD does (or injectctl dies). A summary\n"
+               "     (function, matched, injected) goes to stderr.\n"
+               "\n"
+               "Options:\n"
+               "  --json                      Print JSON (one document; JSON lines for watch)\n"
+               "  --no-pager                  Do not pipe output into a pager (never does)\n"
+               "  --no-ask-password           Do not let polkit ask for a password\n"
+               "  --varlink[=PATH]            Talk Varlink to PATH (default\n"
+               "                              " INJECTD_VARLINK_ADDRESS ")\n"
+               "                              instead of D-Bus on the system bus\n"
+               "  -h --help                   Show this help\n"
+               "     --version                Show the version\n"
+               "\n"
+               "Exit status:\n"
+               "  0    success\n"
+               "  1    injectd refused (\"injectctl: <Error>: <message>\") or an operation\n"
+               "       failed\n"
+               "  2    bad command line; nothing was sent to injectd\n"
+               "  3    injectd cannot be reached\n"
+               "  run: CMD's exit status, 128+N if a signal N killed it, 127 if it cannot\n"
+               "       be executed, or 1-3 as above when the faults could not be armed\n");
+}
+
+int usage_error(const char *fmt, ...) {
+        va_list ap;
+
+        fputs("injectctl: ", stderr);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputs("\nTry 'injectctl --help'.\n", stderr);
+        return EXIT_USAGE;
+}
+
+int handle_global_option(int c, const char *optarg, char *const *argv) {
+        switch (c) {
+        case ARG_JSON:
+                arg_json = true;
+                return -2;
+        case ARG_NO_PAGER:
+                arg_no_pager = true;
+                return -2;
+        case ARG_NO_ASK_PASSWORD:
+                arg_ask_password = false;
+                return -2;
+        case ARG_VARLINK:
+                arg_varlink = true;
+                if (optarg) {
+                        if (!*optarg)
+                                return usage_error("--varlink= needs a socket path");
+                        arg_varlink_path = optarg;
+                }
+                return -2;
+        case 'h':
+                help();
+                return 0;
+        case ARG_VERSION:
+                printf("injectctl %s\n", PROJECT_VERSION);
+                return 0;
+        case '?':
+                /* getopt printed nothing (opterr = 0): say it our way. */
+                if (optopt >= ARG_JSON)
+                        return usage_error("option '%s' takes no argument", argv[optind - 1]);
+                if (optopt)
+                        return usage_error("invalid option '-%c'", optopt);
+                return usage_error("unknown option '%s'", argv[optind - 1]);
+        case ':':
+                return usage_error("option '%s' needs an argument", argv[optind - 1]);
+        default:
+                return -1;
+        }
+}
+
+int report_error(Transport *t, int r, const char *what) {
+        if (r == -EREMOTEIO && t && transport_error_name(t)) {
+                fprintf(stderr, "injectctl: %s: %s\n", transport_error_name(t), transport_error_message(t));
+                return EXIT_REFUSED;
+        }
+        if (r == -EHOSTDOWN && t && transport_error_message(t)) {
+                fprintf(stderr, "injectctl: %s\n", transport_error_message(t));
+                return EXIT_UNREACHABLE;
+        }
+        fprintf(stderr, "injectctl: %s: %s\n", what, strerror(-r));
+        return EXIT_REFUSED;
+}
+
+int connect_daemon(Transport **ret) {
+        _cleanup_free_ char *msg = NULL;
+        int r;
+
+        if (arg_varlink)
+                r = transport_open_varlink(arg_varlink_path, arg_ask_password, ret, &msg);
+        else
+                r = transport_open_bus(arg_ask_password, ret, &msg);
+        if (r == -EHOSTDOWN) {
+                fprintf(stderr, "injectctl: %s\n", msg);
+                return -EXIT_UNREACHABLE;
+        }
+        if (r < 0) {
+                fprintf(stderr, "injectctl: Cannot connect to injectd: %s\n", strerror(-r));
+                return -EXIT_REFUSED;
+        }
+        return 0;
+}
+
+void print_json(json_object *o, bool one_line) {
+        int flags = JSON_C_TO_STRING_NOSLASHESCAPE;
+
+        if (!one_line && isatty(STDOUT_FILENO))
+                flags |= JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED;
+        else
+                flags |= JSON_C_TO_STRING_PLAIN;
+        puts(json_object_to_json_string_ext(o, flags));
+        fflush(stdout);
+}
+
+int parse_error_arg(const char *s, int *ret) {
+        const char *near = NULL;
+
+        if (errno_from_name(s, ret) >= 0)
+                return 0;
+        if (errno_suggest(s, &near) >= 0 && near)
+                return usage_error("unknown errno '%s' (did you mean %s?)", s, near);
+        return usage_error("unknown errno '%s' (a name like ENOMEM, or a number from 1 to %d)", s, ERRNO_MAX);
+}
+
+int parse_duration_arg(const char *opt, const char *s, uint64_t *ret_usec) {
+        uint64_t usec;
+
+        if (parse_duration(s, &usec) < 0 || usec == 0)
+                return usage_error("%s: invalid duration '%s' (e.g. 30s, 5min, 1h30m)", opt, s);
+        *ret_usec = usec;
+        return 0;
+}
+
+int parse_count_arg(const char *opt, const char *s, uint64_t min, uint64_t *ret) {
+        uint64_t v = 0;
+
+        if (!*s)
+                goto bad;
+        for (const char *p = s; *p; p++) {
+                if (*p < '0' || *p > '9' || v > (UINT64_MAX - (uint64_t) (*p - '0')) / 10)
+                        goto bad;
+                v = v * 10 + (uint64_t) (*p - '0');
+        }
+        if (v < min)
+                goto bad;
+        *ret = v;
+        return 0;
+bad:
+        return usage_error("%s: '%s' is not a count of %" PRIu64 " or more", opt, s, min);
+}
+
+bool id_is_valid(const char *s) {
+        if (strlen(s) != 16)
+                return false;
+        for (const char *p = s; *p; p++)
+                if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+                        return false;
+        return true;
+}
+
+char *format_left(char *buf, size_t n, uint64_t usec) {
+        return format_duration(buf, n, usec / USEC_PER_SEC * USEC_PER_SEC);
+}
+
+uint64_t realtime_usec(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
+}
+
+static const struct {
+        const char *name;
+        int (*fn)(int argc, char **argv);
+} commands[] = {
+        { "caps",          cmd_caps },
+        { "functions",     cmd_functions },
+        { "inject",        cmd_inject },
+        { "list",          cmd_list },
+        { "show",          cmd_show },
+        { "cancel",        cmd_cancel },
+        { "watch",         cmd_watch },
+        { "reload-policy", cmd_reload_policy },
+        { "run",           cmd_run },
+};
+
+int main(int argc, char **argv) {
+        static const struct option options[] = { GLOBAL_OPTIONS };
+        const char *term = getenv("TERM");
+        int c, r;
+
+        log_set_target("stderr");
+        arg_color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR") && !(term && strcmp(term, "dumb") == 0);
+
+        opterr = 0;
+        /* "+": the global options stop at the command; each command parses
+         * the rest, global options included. */
+        while ((c = getopt_long(argc, argv, "+:h", options, NULL)) >= 0) {
+                r = handle_global_option(c, optarg, argv);
+                if (r >= 0)
+                        return r;
+        }
+        if (optind >= argc)
+                return usage_error("a command is needed");
+
+        for (size_t i = 0; i < ELEMENTSOF(commands); i++)
+                if (strcmp(argv[optind], commands[i].name) == 0) {
+                        char **cargv = argv + optind;
+                        int cargc = argc - optind;
+
+                        optind = 0; /* re-initialize getopt for the command */
+                        return commands[i].fn(cargc, cargv);
+                }
+        return usage_error("unknown command '%s'", argv[optind]);
+}

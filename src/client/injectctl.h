@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* What injectctl's command files share: the global options, the exit
+ * codes, and the helpers that print errors and JSON the same way
+ * everywhere. */
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "transport.h"
+
+#define EXIT_REFUSED 1          /* the daemon refused, or the operation failed */
+#define EXIT_USAGE 2            /* bad command line; nothing was sent */
+#define EXIT_UNREACHABLE 3      /* injectd cannot be reached */
+
+extern bool arg_json;
+extern bool arg_no_pager;
+extern bool arg_ask_password;
+extern bool arg_varlink;
+extern const char *arg_varlink_path;
+extern bool arg_color;
+
+/* The global options, accepted before and after the command; every
+ * command's option table ends with them. */
+enum {
+        ARG_JSON = 0x100,
+        ARG_NO_PAGER,
+        ARG_NO_ASK_PASSWORD,
+        ARG_VARLINK,
+        ARG_VERSION,
+        ARG_COMMAND_BASE = 0x200,       /* commands number their own from here */
+};
+
+#define GLOBAL_OPTIONS                                                          \
+        { "json",            no_argument,       NULL, ARG_JSON },               \
+        { "no-pager",        no_argument,       NULL, ARG_NO_PAGER },           \
+        { "no-ask-password", no_argument,       NULL, ARG_NO_ASK_PASSWORD },    \
+        { "varlink",         optional_argument, NULL, ARG_VARLINK },            \
+        { "help",            no_argument,       NULL, 'h' },                    \
+        { "version",         no_argument,       NULL, ARG_VERSION },            \
+        {}
+
+/* Handles a global option, or an unknown one ('?', ':'). Returns -1 when
+ * c is not one of them; otherwise an exit code to return at once (>= 0:
+ * --help, --version, EXIT_USAGE), or -2 to go on. */
+int handle_global_option(int c, const char *optarg, char *const *argv);
+
+/* Prints "injectctl: <what>" and "Try 'injectctl --help'." to stderr;
+ * returns EXIT_USAGE. */
+int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Prints a failed operation: a daemon refusal as "injectctl: Name:
+ * message" (EXIT_REFUSED), an unreachable daemon with how to start it
+ * (EXIT_UNREACHABLE), anything else as "injectctl: <what>: <strerror>"
+ * (EXIT_REFUSED). Returns the exit code. */
+int report_error(Transport *t, int r, const char *what);
+
+/* Connects through D-Bus or Varlink per the global options; on failure
+ * prints why and returns the exit code as a negative number. */
+int connect_daemon(Transport **ret);
+
+/* Prints one JSON document (pretty on a TTY, one line otherwise, always
+ * one line with newline_delimited) on stdout and flushes. */
+void print_json(json_object *o, bool one_line);
+
+/* Parses an errno name or number for --error, with "did you mean". Returns
+ * 0 or EXIT_USAGE after printing. */
+int parse_error_arg(const char *s, int *ret);
+
+/* Parses --for. Returns 0 or EXIT_USAGE after printing. */
+int parse_duration_arg(const char *opt, const char *s, uint64_t *ret_usec);
+
+/* A count option (--after and friends), min..UINT64_MAX. */
+int parse_count_arg(const char *opt, const char *s, uint64_t min, uint64_t *ret);
+
+bool id_is_valid(const char *s);
+
+/* "2min 3s" from µs, rounded to seconds. */
+char *format_left(char *buf, size_t n, uint64_t usec);
+
+uint64_t realtime_usec(void);
+
+int cmd_caps(int argc, char **argv);
+int cmd_functions(int argc, char **argv);
+int cmd_inject(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_cancel(int argc, char **argv);
+int cmd_watch(int argc, char **argv);
+int cmd_reload_policy(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+
+/* cmd-list.c: shared with inject and run. */
+json_object *injection_find(json_object *list, const char *id);
+int print_injections_table(json_object *list);
+void print_injection_details(json_object *doc);
+/* "ENOENT" or "-2" or "retval 1": what the function returns. */
+const char *injection_value_str(json_object *doc, char *buf, size_t n);

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errno-name.h"
+#include "spec.h"
+
+FailSpec *fail_spec_free(FailSpec *s) {
+        if (!s)
+                return NULL;
+        free(s->function);
+        for (size_t i = 0; i < s->n_callers; i++)
+                free(s->callers[i]);
+        free(s->callers);
+        free(s);
+        return NULL;
+}
+
+bool function_name_is_valid(const char *s) {
+        size_t n;
+
+        if (!s)
+                return false;
+        n = strlen(s);
+        if (n < 1 || n > FAIL_SPEC_FUNCTION_MAX)
+                return false;
+        for (const char *p = s; *p; p++)
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                      (*p >= '0' && *p <= '9') || *p == '_' || *p == '.'))
+                        return false;
+        return true;
+}
+
+int parse_percent(const char *s, double *ret) {
+        char *end;
+        double v;
+
+        if (!s || !*s || *s == ' ' || *s == '+' || *s == '-')
+                return -EINVAL;
+        errno = 0;
+        v = strtod(s, &end);
+        if (errno != 0 || end == s)
+                return -EINVAL;
+        if (*end == '%')
+                end++;
+        if (*end != '\0' || !isfinite(v) || v <= 0 || v > 100)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+/* A decimal count: digits only, no sign, no blanks, fits in 64 bits. */
+static int parse_count(const char *s, uint64_t *ret) {
+        uint64_t v = 0;
+
+        if (!s || !*s)
+                return -EINVAL;
+        for (const char *p = s; *p; p++) {
+                if (*p < '0' || *p > '9')
+                        return -EINVAL;
+                if (v > (UINT64_MAX - (uint64_t) (*p - '0')) / 10)
+                        return -ERANGE;
+                v = v * 10 + (uint64_t) (*p - '0');
+        }
+        *ret = v;
+        return 0;
+}
+
+static int spec_error(char **reterr_message, const char *spec, const char *fmt, ...) _printf_(3, 4);
+static int spec_error(char **reterr_message, const char *spec, const char *fmt, ...) {
+        _cleanup_free_ char *what = NULL;
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&what, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return -ENOMEM;
+        if (asprintf(reterr_message, "invalid --fail '%s': %s", spec, what) < 0)
+                return -ENOMEM;
+        return -EINVAL;
+}
+
+int fail_spec_parse(const char *s, FailSpec **ret, char **reterr_message) {
+        _cleanup_(fail_spec_freep) FailSpec *spec = NULL;
+        _cleanup_free_ char *copy = NULL;
+        char *head, *rest, *colon, *item;
+        bool seen_every = false, seen_times = false, seen_probability = false;
+        int r;
+
+        if (!s || !*s)
+                return spec_error(reterr_message, s ?: "", "empty specification");
+
+        copy = strdup(s);
+        spec = calloc(1, sizeof(*spec));
+        if (!copy || !spec)
+                return -ENOMEM;
+
+        head = copy;
+        rest = strchr(copy, ',');
+        if (rest)
+                *rest++ = '\0';
+
+        colon = strchr(head, ':');
+        if (colon) {
+                *colon++ = '\0';
+                if (!*colon)
+                        return spec_error(reterr_message, s, "empty error after ':'");
+                r = errno_from_name(colon, &spec->error);
+                if (r < 0) {
+                        const char *near = NULL;
+
+                        if (errno_suggest(colon, &near) >= 0 && near)
+                                return spec_error(reterr_message, s, "unknown errno '%s' (did you mean %s?)", colon, near);
+                        return spec_error(reterr_message, s, "unknown errno '%s'", colon);
+                }
+        }
+        if (!*head)
+                return spec_error(reterr_message, s, "the function name is missing");
+        if (!function_name_is_valid(head))
+                return spec_error(reterr_message, s,
+                                  "'%s' is not a kernel function name (1 to %d of A-Z a-z 0-9 _ .)",
+                                  head, FAIL_SPEC_FUNCTION_MAX);
+        spec->function = strdup(head);
+        if (!spec->function)
+                return -ENOMEM;
+
+        while (rest) {
+                char *value;
+
+                item = rest;
+                rest = strchr(item, ',');
+                if (rest)
+                        *rest++ = '\0';
+                if (!*item)
+                        return spec_error(reterr_message, s, "empty field");
+                value = strchr(item, '=');
+                if (!value)
+                        return spec_error(reterr_message, s, "'%s' is not KEY=VALUE", item);
+                *value++ = '\0';
+                if (!*value)
+                        return spec_error(reterr_message, s, "'%s=' needs a value", item);
+
+                if (strcmp(item, "after") == 0) {
+                        if (spec->has_after)
+                                return spec_error(reterr_message, s, "'after' given twice");
+                        if (parse_count(value, &spec->after) < 0)
+                                return spec_error(reterr_message, s, "after=%s is not a count (0 or more)", value);
+                        spec->has_after = true;
+                } else if (strcmp(item, "every") == 0 || strcmp(item, "times") == 0) {
+                        bool every = item[0] == 'e';
+                        bool *seen = every ? &seen_every : &seen_times;
+                        uint64_t *v = every ? &spec->every : &spec->times;
+
+                        if (*seen)
+                                return spec_error(reterr_message, s, "'%s' given twice", item);
+                        if (parse_count(value, v) < 0 || *v == 0)
+                                return spec_error(reterr_message, s, "%s=%s is not a count of 1 or more", item, value);
+                        *seen = true;
+                } else if (strcmp(item, "probability") == 0) {
+                        if (seen_probability)
+                                return spec_error(reterr_message, s, "'probability' given twice");
+                        if (parse_percent(value, &spec->probability) < 0)
+                                return spec_error(reterr_message, s,
+                                                  "probability=%s is not a percentage above 0 and at most 100", value);
+                        seen_probability = true;
+                } else if (strcmp(item, "caller") == 0) {
+                        char **n;
+
+                        if (spec->n_callers >= FAIL_SPEC_CALLERS_MAX)
+                                return spec_error(reterr_message, s, "at most %d callers", FAIL_SPEC_CALLERS_MAX);
+                        if (!function_name_is_valid(value))
+                                return spec_error(reterr_message, s, "caller '%s' is not a kernel function name", value);
+                        n = realloc(spec->callers, (spec->n_callers + 2) * sizeof(char *));
+                        if (!n)
+                                return -ENOMEM;
+                        spec->callers = n;
+                        spec->callers[spec->n_callers] = strdup(value);
+                        if (!spec->callers[spec->n_callers])
+                                return -ENOMEM;
+                        spec->callers[++spec->n_callers] = NULL;
+                } else
+                        return spec_error(reterr_message, s,
+                                          "unknown key '%s' (after, every, times, probability, caller)", item);
+        }
+
+        *ret = TAKE_PTR(spec);
+        return 0;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* The fault specifications of "injectctl run --fail SPEC":
+ *
+ *   FUNCTION[:ERROR][,after=N][,every=N][,times=N][,probability=P%][,caller=FUNC]...
+ *
+ * ERROR is an errno name or number (ENOENT, 2); without it the caller
+ * picks a value that fits the function's type. caller= may be repeated
+ * (at most FAIL_SPEC_CALLERS_MAX). Parsing never talks to the daemon: a
+ * malformed SPEC is refused before anything is sent. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cleanup.h"
+
+/* The daemon's limits, checked here already so the user hears early. */
+#define FAIL_SPEC_FUNCTION_MAX 63
+#define FAIL_SPEC_CALLERS_MAX 4
+
+typedef struct FailSpec {
+        char *function;
+        int error;              /* positive errno; 0: not given */
+        uint64_t after;         /* has_after: given (0 is a valid value) */
+        uint64_t every;         /* 0: not given, else >= 1 */
+        uint64_t times;         /* 0: not given, else >= 1 */
+        double probability;     /* percent; 0: not given, else (0, 100] */
+        bool has_after;
+        char **callers;         /* NULL-terminated, or NULL */
+        size_t n_callers;
+} FailSpec;
+
+FailSpec *fail_spec_free(FailSpec *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(FailSpec *, fail_spec_free)
+
+/* Parses s. Returns 0 and a new FailSpec in *ret; -EINVAL for a malformed
+ * SPEC with a sentence saying what is wrong in *reterr_message (to free;
+ * written on -EINVAL only); -ENOMEM. */
+int fail_spec_parse(const char *s, FailSpec **ret, char **reterr_message);
+
+/* "25%", "25", "0.5%": a percentage in (0, 100]. Returns 0, -EINVAL. */
+int parse_percent(const char *s, double *ret);
+
+/* A kernel symbol name as the daemon takes it: 1..FAIL_SPEC_FUNCTION_MAX
+ * characters of [A-Za-z0-9_.]. */
+bool function_name_is_valid(const char *s);

@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: MIT */
+/* The Varlink transport: org.injectd.Injector on injectd's socket, through
+ * our own client (src/shared/varlink.c). One call at a time. */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "duration.h"
+#include "json-util.h"
+#include "transport.h"
+#include "varlink.h"
+
+#define IFACE "org.injectd.Injector."
+
+/* polkit may take up to 25 s, or 5 minutes when it asks for a password. */
+#define VARLINK_CALL_TIMEOUT_USEC (60 * USEC_PER_SEC)
+#define VARLINK_CALL_TIMEOUT_INTERACTIVE_USEC (6 * USEC_PER_MINUTE)
+
+static VarlinkClient *client(Transport *t) {
+        return t->data;
+}
+
+static int vl_failed(Transport *t, int r) {
+        if (errno_is_disconnect(r))
+                return transport_set_unreachable(t, "injectd closed the Varlink connection (%s); is it still running?",
+                                                 strerror(-r));
+        return r;
+}
+
+/* Calls method; a daemon error becomes -EREMOTEIO with its name and message
+ * recorded. ret (optional) gets the reply's parameters. */
+static int vl_call(Transport *t, const char *method, json_object *params, json_object **ret) {
+        _cleanup_json_ json_object *reply = NULL;
+        const char *error = NULL;
+        int r;
+
+        r = varlink_client_call(client(t), method, params, &reply, &error);
+        if (r < 0)
+                return vl_failed(t, r);
+        if (error) {
+                const char *message = NULL, *parameter = NULL;
+                _cleanup_free_ char *buf = NULL;
+
+                if (json_get_string(reply, "message", &message) < 0 &&
+                    json_get_string(reply, "parameter", &parameter) >= 0) {
+                        if (asprintf(&buf, "Invalid parameter '%s'", parameter) < 0)
+                                return -ENOMEM;
+                        message = buf;
+                }
+                return transport_set_error(t, error, message);
+        }
+        if (ret)
+                *ret = TAKE_PTR(reply);
+        return 0;
+}
+
+/* Calls method and takes one key of the reply, of the given type. */
+static int vl_call_get(Transport *t, const char *method, json_object *params, const char *key, json_type type,
+                       json_object **ret) {
+        _cleanup_json_ json_object *reply = NULL;
+        json_object *v;
+        int r;
+
+        r = vl_call(t, method, params, &reply);
+        if (r < 0)
+                return r;
+        if (!json_object_object_get_ex(reply, key, &v) || !json_object_is_type(v, type))
+                return -EBADMSG;
+        *ret = json_object_get(v);
+        return 0;
+}
+
+static int vl_get_capabilities(Transport *t, json_object **ret) {
+        return vl_call_get(t, IFACE "GetCapabilities", NULL, "capabilities", json_type_object, ret);
+}
+
+static int vl_list_functions(Transport *t, const char *pattern, json_object **ret) {
+        _cleanup_json_ json_object *p = json_object_new_object();
+
+        if (!p)
+                return -ENOMEM;
+        if (pattern && *pattern)
+                json_object_object_add(p, "pattern", json_object_new_string(pattern));
+        return vl_call_get(t, IFACE "ListFunctions", p, "functions", json_type_array, ret);
+}
+
+static int vl_inject(Transport *t, json_object *request, char **ret_id, uint64_t *ret_expires_usec,
+                     json_object **ret_injection) {
+        _cleanup_json_ json_object *p = NULL, *reply = NULL;
+        const char *id;
+        json_object *injection;
+        uint64_t expires;
+        int r;
+
+        /* A shallow copy, so that "interactive" can be added. */
+        p = json_object_new_object();
+        if (!p)
+                return -ENOMEM;
+        json_object_object_foreach(request, k, v)
+                json_object_object_add(p, k, json_object_get(v));
+        if (t->interactive && !json_object_object_get_ex(p, "interactive", NULL))
+                json_object_object_add(p, "interactive", json_object_new_boolean(true));
+
+        r = vl_call(t, IFACE "Inject", p, &reply);
+        if (r < 0)
+                return r;
+        if (json_get_string(reply, "id", &id) < 0 ||
+            json_get_u64(reply, "expires_usec", 0, UINT64_MAX, &expires) < 0 ||
+            json_get_object(reply, "injection", &injection) < 0)
+                return -EBADMSG;
+
+        if (ret_id) {
+                *ret_id = strdup(id);
+                if (!*ret_id)
+                        return -ENOMEM;
+        }
+        if (ret_expires_usec)
+                *ret_expires_usec = expires;
+        if (ret_injection)
+                *ret_injection = json_object_get(injection);
+        return 0;
+}
+
+static int vl_list_injections(Transport *t, bool all, json_object **ret) {
+        _cleanup_json_ json_object *p = json_object_new_object();
+
+        if (!p)
+                return -ENOMEM;
+        if (all)
+                json_object_object_add(p, "all", json_object_new_boolean(true));
+        return vl_call_get(t, IFACE "ListInjections", p, "injections", json_type_array, ret);
+}
+
+static int vl_cancel(Transport *t, const char *id) {
+        _cleanup_json_ json_object *p = json_object_new_object();
+
+        if (!p)
+                return -ENOMEM;
+        json_object_object_add(p, "id", json_object_new_string(id));
+        if (t->interactive)
+                json_object_object_add(p, "interactive", json_object_new_boolean(true));
+        return vl_call(t, IFACE "Cancel", p, NULL);
+}
+
+static int vl_reload_policy(Transport *t) {
+        _cleanup_json_ json_object *p = json_object_new_object();
+
+        if (!p)
+                return -ENOMEM;
+        if (t->interactive)
+                json_object_object_add(p, "interactive", json_object_new_boolean(true));
+        return vl_call(t, IFACE "ReloadPolicy", p, NULL);
+}
+
+typedef struct WatchContext {
+        Transport *t;
+        TransportEventFn callback;
+        void *userdata;
+        int r;
+} WatchContext;
+
+static int on_watch_reply(VarlinkClient *c, json_object *params, const char *error, bool continues, void *userdata) {
+        WatchContext *w = userdata;
+        json_object *event;
+
+        if (error) {
+                const char *message = NULL;
+
+                (void) json_get_string(params, "message", &message);
+                w->r = transport_set_error(w->t, error, message);
+                return 1;
+        }
+        if (json_get_object(params, "event", &event) < 0) {
+                w->r = -EBADMSG;
+                return 1;
+        }
+        w->r = w->callback(event, w->userdata);
+        return w->r != 0;
+}
+
+static int vl_watch(Transport *t, char *const *ids, TransportEventFn callback, void *userdata) {
+        _cleanup_json_ json_object *p = json_object_new_object();
+        WatchContext w = { .t = t, .callback = callback, .userdata = userdata };
+        int r;
+
+        if (!p)
+                return -ENOMEM;
+        if (ids && ids[0]) {
+                json_object *a = json_object_new_array();
+
+                if (!a)
+                        return -ENOMEM;
+                for (char *const *i = ids; *i; i++)
+                        json_object_array_add(a, json_object_new_string(*i));
+                json_object_object_add(p, "ids", a);
+        }
+
+        varlink_client_set_timeout(client(t), VARLINK_TIMEOUT_INFINITY);
+        r = varlink_client_call_more(client(t), IFACE "Watch", p, on_watch_reply, &w);
+        if (r > 0 || w.r != 0)
+                return w.r;
+        if (r < 0)
+                return vl_failed(t, r);
+        return 0; /* the stream ended: it never does unless the daemon goes */
+}
+
+static void vl_done(Transport *t) {
+        t->data = varlink_client_free(t->data);
+}
+
+static const TransportOps varlink_ops = {
+        .get_capabilities = vl_get_capabilities,
+        .list_functions = vl_list_functions,
+        .inject = vl_inject,
+        .list_injections = vl_list_injections,
+        .cancel = vl_cancel,
+        .watch = vl_watch,
+        .reload_policy = vl_reload_policy,
+        .done = vl_done,
+};
+
+int transport_open_varlink(const char *path, bool interactive, Transport **ret, char **reterr_message) {
+        _cleanup_(transport_freep) Transport *t = NULL;
+        VarlinkClient *c = NULL;
+        int r;
+
+        if (!path)
+                path = INJECTD_VARLINK_ADDRESS;
+
+        t = calloc(1, sizeof(*t));
+        if (!t)
+                return -ENOMEM;
+        t->interactive = interactive;
+
+        r = varlink_client_connect(path, &c);
+        if (errno_is_disconnect(r) || r == -ENOENT) {
+                if (asprintf(reterr_message,
+                             "Cannot connect to '%s': %s. Is injectd running? Start it with "
+                             "'systemctl start injectd.socket' (or 'systemctl start injectd').",
+                             path, strerror(-r)) < 0)
+                        return -ENOMEM;
+                return -EHOSTDOWN;
+        }
+        if (r < 0)
+                return r;
+        t->ops = &varlink_ops;
+        t->data = c;
+        varlink_client_set_timeout(c, interactive ? VARLINK_CALL_TIMEOUT_INTERACTIVE_USEC : VARLINK_CALL_TIMEOUT_USEC);
+
+        *ret = TAKE_PTR(t);
+        return 0;
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport.h"
+
+#define DBUS_ERROR_PREFIX "org.injectd.Injector1.Error."
+#define VARLINK_ERROR_PREFIX "org.injectd.Injector."
+
+Transport *transport_free(Transport *t) {
+        if (!t)
+                return NULL;
+        if (t->ops && t->ops->done)
+                t->ops->done(t);
+        free(t->error_name);
+        free(t->error_message);
+        free(t);
+        return NULL;
+}
+
+static void transport_clear_error(Transport *t) {
+        free(t->error_name);
+        free(t->error_message);
+        t->error_name = t->error_message = NULL;
+}
+
+int transport_set_error(Transport *t, const char *name, const char *message) {
+        const char *shortname = name ?: "UnknownError";
+
+        transport_clear_error(t);
+        if (strncmp(shortname, DBUS_ERROR_PREFIX, strlen(DBUS_ERROR_PREFIX)) == 0)
+                shortname += strlen(DBUS_ERROR_PREFIX);
+        else if (strncmp(shortname, VARLINK_ERROR_PREFIX, strlen(VARLINK_ERROR_PREFIX)) == 0)
+                shortname += strlen(VARLINK_ERROR_PREFIX);
+        t->error_name = strdup(shortname);
+        t->error_message = strdup(message && *message ? message : "(no message)");
+        if (!t->error_name || !t->error_message)
+                return -ENOMEM;
+        return -EREMOTEIO;
+}
+
+int transport_set_unreachable(Transport *t, const char *fmt, ...) {
+        va_list ap;
+        int r;
+
+        transport_clear_error(t);
+        va_start(ap, fmt);
+        r = vasprintf(&t->error_message, fmt, ap);
+        va_end(ap);
+        if (r < 0) {
+                t->error_message = NULL;
+                return -ENOMEM;
+        }
+        return -EHOSTDOWN;
+}
+
+const char *transport_error_name(Transport *t) {
+        return t->error_name;
+}
+
+const char *transport_error_message(Transport *t) {
+        return t->error_message;
+}
+
+int transport_get_capabilities(Transport *t, json_object **ret) {
+        transport_clear_error(t);
+        return t->ops->get_capabilities(t, ret);
+}
+
+int transport_list_functions(Transport *t, const char *pattern, json_object **ret) {
+        transport_clear_error(t);
+        return t->ops->list_functions(t, pattern ?: "", ret);
+}
+
+int transport_inject(Transport *t, json_object *request, char **ret_id, uint64_t *ret_expires_usec,
+                     json_object **ret_injection) {
+        transport_clear_error(t);
+        return t->ops->inject(t, request, ret_id, ret_expires_usec, ret_injection);
+}
+
+int transport_list_injections(Transport *t, bool all, json_object **ret) {
+        transport_clear_error(t);
+        return t->ops->list_injections(t, all, ret);
+}
+
+int transport_cancel(Transport *t, const char *id) {
+        transport_clear_error(t);
+        return t->ops->cancel(t, id);
+}
+
+int transport_watch(Transport *t, char *const *ids, TransportEventFn callback, void *userdata) {
+        transport_clear_error(t);
+        return t->ops->watch(t, ids, callback, userdata);
+}
+
+int transport_reload_policy(Transport *t) {
+        transport_clear_error(t);
+        return t->ops->reload_policy(t);
+}

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* The one interface injectctl's commands talk to injectd through, with two
+ * implementations: D-Bus (transport-bus.c, the system bus, or
+ * $DBUS_SYSTEM_BUS_ADDRESS) and Varlink (transport-varlink.c). Both take
+ * the same request object and hand back the same JSON documents
+ * (docs/dbus-api.md, docs/varlink-api.md).
+ *
+ * Every operation returns >= 0, or a negative errno:
+ *   -EREMOTEIO     the daemon refused: transport_error_name() gives the
+ *                  short error name ("NotInjectable" for both
+ *                  org.injectd.Injector1.Error.NotInjectable and
+ *                  org.injectd.Injector.NotInjectable; other errors keep
+ *                  their full name) and transport_error_message() its
+ *                  sentence;
+ *   -EHOSTDOWN     injectd cannot be reached; transport_error_message()
+ *                  says how to start it;
+ *   anything else  a local or transport failure (-ENOMEM, -ETIMEDOUT, ...).
+ */
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "cleanup.h"
+
+#define INJECTD_VARLINK_ADDRESS "/run/injectd/org.injectd.Injector"
+
+typedef struct Transport Transport;
+
+/* The errors that mean the peer is gone or was never there. */
+static inline bool errno_is_disconnect(int r) {
+        return r == -ECONNREFUSED || r == -ECONNRESET || r == -ENOTCONN || r == -EPIPE;
+}
+
+/* Called for each watched event: a Varlink Watch event object ("type":
+ * "watching", "added", "removed", "fault"; over D-Bus also "counters",
+ * which carries "id" and the fresh "injection" document when its counters
+ * changed). Borrowed. A non-zero return stops the watch and is returned
+ * by transport_watch(). */
+typedef int (*TransportEventFn)(json_object *event, void *userdata);
+
+typedef struct TransportOps {
+        int (*get_capabilities)(Transport *t, json_object **ret);
+        int (*list_functions)(Transport *t, const char *pattern, json_object **ret);
+        int (*inject)(Transport *t, json_object *request, char **ret_id, uint64_t *ret_expires_usec,
+                      json_object **ret_injection);
+        int (*list_injections)(Transport *t, bool all, json_object **ret);
+        int (*cancel)(Transport *t, const char *id);
+        int (*watch)(Transport *t, char *const *ids, TransportEventFn callback, void *userdata);
+        int (*reload_policy)(Transport *t);
+        void (*done)(Transport *t);
+} TransportOps;
+
+struct Transport {
+        const TransportOps *ops;
+        void *data;                     /* the implementation's */
+        bool interactive;               /* allow interactive polkit authentication */
+        char *error_name;
+        char *error_message;
+};
+
+/* D-Bus on the system bus. When injectd cannot be reached, returns
+ * -EHOSTDOWN with a sentence saying how to start it in *reterr_message
+ * (written on -EHOSTDOWN only). */
+int transport_open_bus(bool interactive, Transport **ret, char **reterr_message);
+
+/* Varlink on the socket at path (NULL: INJECTD_VARLINK_ADDRESS), as above. */
+int transport_open_varlink(const char *path, bool interactive, Transport **ret, char **reterr_message);
+
+Transport *transport_free(Transport *t);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Transport *, transport_free)
+
+/* Capabilities document (an object). */
+int transport_get_capabilities(Transport *t, json_object **ret);
+
+/* Function entries whose name matches the glob pattern (NULL or "": all),
+ * a JSON array. */
+int transport_list_functions(Transport *t, const char *pattern, json_object **ret);
+
+/* Arms an injection. request holds the request keys of the API docs; a
+ * "cgroup" path goes as is over Varlink and as an opened "cgroup_fd" over
+ * D-Bus. Unless the request says "detach": true, the injection lasts as
+ * long as t. Returns the id, deadline and injection document; each
+ * ret_ is optional. */
+int transport_inject(Transport *t, json_object *request, char **ret_id, uint64_t *ret_expires_usec,
+                     json_object **ret_injection);
+
+/* The caller's injections (all: everyone's, root only), a JSON array. */
+int transport_list_injections(Transport *t, bool all, json_object **ret);
+
+int transport_cancel(Transport *t, const char *id);
+
+/* Streams events of the caller's injections (ids: only these, NULL or
+ * empty: all) to callback until it returns non-zero or the connection
+ * fails. Over Varlink this holds the connection: use a transport of its
+ * own. */
+int transport_watch(Transport *t, char *const *ids, TransportEventFn callback, void *userdata);
+
+int transport_reload_policy(Transport *t);
+
+/* After -EREMOTEIO or -EHOSTDOWN; NULL otherwise. */
+const char *transport_error_name(Transport *t);
+const char *transport_error_message(Transport *t);
+
+/* For the implementations: records a daemon error, shortening the name. */
+int transport_set_error(Transport *t, const char *name, const char *message);
+
+/* For the implementations: records that injectd cannot be reached, with
+ * how to start it. Returns -EHOSTDOWN. */
+int transport_set_unreachable(Transport *t, const char *fmt, ...) _printf_(2, 3);
