@@ -405,7 +405,8 @@ int cmd_run(int argc, char **argv) {
 
                         json_object_object_add(o, "exit_status", json_object_new_int(ret));
                         json_object_object_add(o, "injections", json_object_get(sum));
-                        print_json(o, false);
+                        /* stderr, like the text summary: stdout is CMD's. */
+                        fprintf(stderr, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
                 }
         }
         goto cancel;
