@@ -21,7 +21,9 @@ if [[ ${INJECTD_IN_VM:-0} != 1 ]]; then
 fi
 
 engine=$build/src/daemon/injectd-engine
-step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
+# Bold only on a terminal.
+if [[ -t 1 ]]; then bold=$'\033[1m' plain=$'\033[0m'; else bold= plain=; fi
+step() { printf '\n%s==> %s%s\n' "$bold" "$*" "$plain"; }
 img=/tmp/demo-btrfs.img
 mnt=/tmp/demo-mnt
 
@@ -40,7 +42,7 @@ if mount -o loop "$img" "$mnt"; then
     exit 1
 fi
 
-step "Counters and the injected-fault record"
+step "The injection's counters: one call seen, matched and failed"
 "$engine" show "$id" --json
 
 step "Disarm, then the same mount"
