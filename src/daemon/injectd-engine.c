@@ -23,6 +23,7 @@
 #include "duration.h"
 #include "engine.h"
 #include "errno-name.h"
+#include "parse-util.h"
 #include "scope.h"
 
 static bool arg_json;
@@ -59,20 +60,6 @@ static void help(void) {
                "                       prints 'armed ID' once the fault is live\n"
                "  -h --help            this text\n\n"
                "Exit status: 0 success, 1 refused or failed, 2 usage error.\n");
-}
-
-static int parse_u64(const char *s, uint64_t *ret) {
-        char *end;
-        unsigned long long v;
-
-        if (!s || !*s || *s == '-')
-                return -EINVAL;
-        errno = 0;
-        v = strtoull(s, &end, 0);
-        if (errno || *end)
-                return -EINVAL;
-        *ret = v;
-        return 0;
 }
 
 static int parse_id(const char *s, uint64_t *ret) {

@@ -361,26 +361,6 @@ static int scan_string(JsonScanner *j, JsonSpan *ret) {
         return scan_fail(j, j->len, "unexpected end of file in a string");
 }
 
-/* Whether an integer literal fits the range json_parse_strict() accepts,
- * [INT64_MIN, UINT64_MAX]. */
-static bool scan_integer_fits(const char *p, size_t len) {
-        static const char u64_max[] = "18446744073709551615";
-        static const char i64_min_abs[] = "9223372036854775808";
-        const char *limit = u64_max;
-        size_t limit_len = sizeof(u64_max) - 1;
-
-        if (len > 0 && p[0] == '-') {
-                p++;
-                len--;
-                limit = i64_min_abs;
-                limit_len = sizeof(i64_min_abs) - 1;
-        }
-
-        if (len != limit_len)
-                return len < limit_len;
-        return memcmp(p, limit, len) <= 0;
-}
-
 static int scan_number(JsonScanner *j) {
         size_t start = j->i;
         bool integer = true;
@@ -420,7 +400,7 @@ static int scan_number(JsonScanner *j) {
         if (j->i < j->len && (scan_is_alnum(j->s[j->i]) || strchr(".+-", j->s[j->i])))
                 return scan_fail(j, start, "invalid number");
 
-        if (integer && !scan_integer_fits(j->s + start, j->i - start))
+        if (integer && !json_integer_fits(j->s + start, j->i - start))
                 return scan_fail(j, start, "integer out of range");
 
         return 0;

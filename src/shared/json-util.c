@@ -17,9 +17,7 @@ static bool is_digit(char c) {
         return c >= '0' && c <= '9';
 }
 
-/* Is the integer literal p[0..len) (optional '-', then digits without
- * leading zeros) representable without clamping? */
-static bool integer_fits(const char *p, size_t len) {
+bool json_integer_fits(const char *p, size_t len) {
         static const char u64_max[] = "18446744073709551615";
         static const char i64_min_abs[] = "9223372036854775808";
         const char *limit = u64_max;
@@ -130,7 +128,7 @@ static int json_check_lexical(const char *buf, size_t len) {
                         r = check_number(buf + start, i - start, &integer);
                         if (r < 0)
                                 return r;
-                        if (integer && !integer_fits(buf + start, i - start))
+                        if (integer && !json_integer_fits(buf + start, i - start))
                                 return -ERANGE;
                         continue;
                 }

@@ -35,6 +35,10 @@ typedef enum JsonParseFlags {
  * -ERANGE for an integer out of range, -EINVAL if JSON_PARSE_OBJECT is set
  * and the value is not an object, -E2BIG if len exceeds what json-c takes
  * (INT32_MAX), -ENOMEM. */
+/* Is the integer literal p[0..len) (optional '-', then digits without
+ * leading zeros) in [INT64_MIN, UINT64_MAX], so json-c will not clamp it? */
+bool json_integer_fits(const char *p, size_t len);
+
 int json_parse_strict(const char *buf, size_t len, JsonParseFlags flags, json_object **ret);
 
 /* The getters below look up key in the object obj, or check obj itself if

@@ -26,6 +26,7 @@
 #include "cleanup.h"
 #include "errno-name.h"
 #include "json-util.h"
+#include "parse-util.h"
 #include "polkit.h"
 #include "scope.h"
 
@@ -61,20 +62,6 @@ static void help(void) {
                "  --no-bus            give the client no bus connection\n\n"
                "Exit status: 0 authorized, 1 not authorized, 2 challenge, 3 dismissed,\n"
                "4 cancelled, 126 usage, 127 polkit could not answer.\n");
-}
-
-static int parse_u64(const char *s, uint64_t *ret) {
-        char *end;
-        unsigned long long v;
-
-        if (!s || !*s || *s == '-')
-                return -EINVAL;
-        errno = 0;
-        v = strtoull(s, &end, 10);
-        if (errno || *end)
-                return -EINVAL;
-        *ret = v;
-        return 0;
 }
 
 static void print_json(json_object *o) {
