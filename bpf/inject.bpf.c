@@ -111,22 +111,28 @@ static __always_inline int creds_match(__u32 uid)
                BPF_CORE_READ(c, egid.val) == BPF_CORE_READ(c, gid.val);
 }
 
-static __always_inline void emit_event(const struct inject_slot *slot, __u64 now)
+/* Called only for a call that is made to fail, so the stack walk costs
+ * nothing on the hot path. */
+static __always_inline void emit_event(void *ctx, __u64 inj_id, long retval, __u64 now)
 {
         struct inject_event *e;
         __u64 pid_tgid;
+        long n;
 
         e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
         if (!e)
                 return;         /* reader too slow: the injected counter still counts it */
         pid_tgid = bpf_get_current_pid_tgid();
         e->time_ns = now;
-        e->inj_id = slot->id;
-        e->retval = slot->retval;
+        e->inj_id = inj_id;
+        e->retval = retval;
         e->pid = (__u32) pid_tgid;
         e->tgid = pid_tgid >> 32;
         bpf_get_current_comm(e->comm, sizeof(e->comm));
         __builtin_memcpy(e->function, (const void *) function_name, INJECT_FUNC_LEN);
+        n = bpf_get_stack(ctx, e->stack, sizeof(e->stack), 0);
+        e->n_stack = n > 0 ? n / sizeof(__u64) : 0;
+        e->pad = 0;
         bpf_ringbuf_submit(e, 0);
 }
 
@@ -176,7 +182,6 @@ __noinline long evaluate(__u32 idx, __u64 inj_id, __u64 now, int have_stack)
                 return 0;
 
         __sync_fetch_and_add(&slot->injected, 1);
-        emit_event(slot, now);
         return slot->retval * 2 + 1;
 }
 
@@ -242,8 +247,8 @@ static __always_inline long decide(void *ctx)
         struct inject_site_info *info;
         __u32 zero = 0;
         int have_stack = 0;
-        __u64 now;
-        long r;
+        __u64 now, id = 0;
+        long r = 0;
 
         info = bpf_map_lookup_elem(&site, &zero);
         if (!info || !info->n_live)
@@ -273,12 +278,15 @@ static __always_inline long decide(void *ctx)
 
         now = bpf_ktime_get_boot_ns();
         if (pv.inj_id && (r = evaluate(pv.slot, pv.inj_id, now, have_stack)))
-                return r;
-        if (cv.inj_id && (r = evaluate(cv.slot, cv.inj_id, now, have_stack)))
-                return r;
-        if (gv.inj_id && (r = evaluate(gv.slot, gv.inj_id, now, have_stack)))
-                return r;
-        return 0;
+                id = pv.inj_id;
+        else if (cv.inj_id && (r = evaluate(cv.slot, cv.inj_id, now, have_stack)))
+                id = cv.inj_id;
+        else if (gv.inj_id && (r = evaluate(gv.slot, gv.inj_id, now, have_stack)))
+                id = gv.inj_id;
+        if (!id)
+                return 0;
+        emit_event(ctx, id, r >> 1, now);
+        return r;
 }
 
 SEC("kprobe")

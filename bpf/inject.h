@@ -105,4 +105,10 @@ struct inject_event {
         __u32 tgid;
         char comm[INJECT_COMM_LEN];
         char function[INJECT_FUNC_LEN];
+        /* The kernel stack of the failed call, innermost first (the
+         * function itself, then its callers), for sweep reports. n_stack:
+         * frames captured, 0 when the kernel would not give one. */
+        __u32 n_stack;
+        __u32 pad;
+        __u64 stack[INJECT_STACK_DEPTH];
 };

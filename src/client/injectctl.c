@@ -45,6 +45,10 @@ static void help(void) {
                "  run --fail SPEC [--fail SPEC...] [--for DUR] -- CMD [ARG...]\n"
                "                              Run CMD with faults armed for it and its\n"
                "                              children only; exit with CMD's status\n"
+               "  sweep --fail SPEC [--max N] [--timeout DUR] [--report FILE] -- CMD [ARG...]\n"
+               "                              Run CMD once per matching call N = 0, 1, 2...,\n"
+               "                              failing only call N+1, until a run no longer\n"
+               "                              reaches it; report what each run did\n"
                "\n"
                "inject options:\n"
                "  --error NAME|NUM            Fail with -errno (ENOMEM, 12)\n"
@@ -70,6 +74,15 @@ static void help(void) {
                "     starts; the faults end when CMD does (or injectctl dies). A summary\n"
                "     (function, matched, injected) goes to stderr;\n     with --json as one JSON document, also on stderr.\n"
                "\n"
+               "sweep options (SPEC: FUNCTION[:ERROR][,caller=FUNC]...):\n"
+               "  --max N                     At most N runs (default: 1000)\n"
+               "  --timeout DUR               A run lasting longer hung: kill it (default: 30s)\n"
+               "  --report FILE               Also write the JSON report to FILE\n"
+               "     For each run: CMD's exit status or signal, whether the fault fired,\n"
+               "     the failed call's kernel stack, and kernel warnings, BUGs, oopses or\n"
+               "     hung tasks logged meanwhile (/dev/kmsg: root, or dmesg_restrict=0).\n"
+               "     CMD's output goes to the report, not the terminal.\n"
+               "\n"
                "Options:\n"
                "  --json                      Print JSON (one document; JSON lines for watch)\n"
                "  --no-pager                  Do not pipe output into a pager (never does)\n"
@@ -86,6 +99,8 @@ static void help(void) {
                "       failed\n"
                "  2    bad command line; nothing was sent to injectd\n"
                "  3    injectd cannot be reached\n"
+               "  sweep: 1 also when a run logged kernel trouble, hung, or died by a\n"
+               "       signal; 130 when interrupted\n"
                "  run: CMD's exit status, 128+N if a signal N killed it, 127 if it cannot\n"
                "       be executed, or 1-3 as above when the faults could not be armed\n");
 }
@@ -233,11 +248,19 @@ char *format_left(char *buf, size_t n, uint64_t usec) {
         return format_duration(buf, n, usec / USEC_PER_SEC * USEC_PER_SEC);
 }
 
-uint64_t realtime_usec(void) {
+static uint64_t clock_usec(clockid_t clock) {
         struct timespec ts;
 
-        (void) clock_gettime(CLOCK_REALTIME, &ts);
+        (void) clock_gettime(clock, &ts);
         return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
+}
+
+uint64_t realtime_usec(void) {
+        return clock_usec(CLOCK_REALTIME);
+}
+
+uint64_t monotonic_usec(void) {
+        return clock_usec(CLOCK_MONOTONIC);
 }
 
 static const struct {
@@ -253,6 +276,7 @@ static const struct {
         { "watch",         cmd_watch },
         { "reload-policy", cmd_reload_policy },
         { "run",           cmd_run },
+        { "sweep",         cmd_sweep },
 };
 
 int main(int argc, char **argv) {

@@ -83,6 +83,7 @@ bool id_is_valid(const char *s);
 char *format_left(char *buf, size_t n, uint64_t usec);
 
 uint64_t realtime_usec(void);
+uint64_t monotonic_usec(void);
 
 int cmd_caps(int argc, char **argv);
 int cmd_functions(int argc, char **argv);
@@ -93,6 +94,7 @@ int cmd_cancel(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 int cmd_reload_policy(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
 
 /* cmd-list.c: shared with inject and run. */
 json_object *injection_find(json_object *list, const char *id);

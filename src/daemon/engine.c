@@ -1177,3 +1177,9 @@ int engine_adopt(Engine *e, AdoptResult **ret, size_t *ret_n) {
         *ret_n = c.n;
         return 0;
 }
+
+int engine_symbolize(Engine *e, uint64_t addr, char *buf, size_t size) {
+        int r = kallsyms_ensure(e);
+
+        return kallsyms_format_addr(r >= 0 ? e->kallsyms : NULL, addr, buf, size);
+}

@@ -131,4 +131,8 @@ int engine_events_fd(Engine *e);
 /* Resolves a kernel address back to a symbol name, for display. */
 const char *engine_symbol_name(Engine *e, uint64_t addr);
 
+/* "name+0xoff" (with " [module]" for a module), or "0xaddr" when no
+ * symbol covers addr (kallsyms hidden or unreadable). Truncates to size. */
+int engine_symbolize(Engine *e, uint64_t addr, char *buf, size_t size);
+
 uint64_t now_boottime_ns(void);

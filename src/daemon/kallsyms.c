@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,4 +124,21 @@ const KSym *kallsyms_lookup_addr(const Kallsyms *k, uint64_t addr) {
         if (s->size && addr >= s->addr + s->size)
                 return NULL;
         return s;
+}
+
+int kallsyms_format_addr(const Kallsyms *k, uint64_t addr, char *buf, size_t size) {
+        const KSym *s = k ? kallsyms_lookup_addr(k, addr) : NULL;
+        int n;
+
+        /* Past the last symbol (BPF programs and trampolines, say) is no
+         * symbol's. */
+        if (s && (s->size == 0 || addr - s->addr >= s->size))
+                s = NULL;
+        if (s && s->module)
+                n = snprintf(buf, size, "%s+0x%" PRIx64 " [%s]", s->name, addr - s->addr, s->module);
+        else if (s)
+                n = snprintf(buf, size, "%s+0x%" PRIx64, s->name, addr - s->addr);
+        else
+                n = snprintf(buf, size, "0x%" PRIx64, addr);
+        return n < 0 ? -EINVAL : 0;
 }

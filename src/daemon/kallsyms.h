@@ -25,3 +25,8 @@ Kallsyms *kallsyms_free(Kallsyms *k);
 
 const KSym *kallsyms_find(const Kallsyms *k, const char *name);
 const KSym *kallsyms_lookup_addr(const Kallsyms *k, uint64_t addr);
+
+/* addr as "name+0xoff" (" [module]" appended for a module), or "0xaddr"
+ * when no symbol covers it (k NULL: kallsyms unreadable). Truncates to
+ * size. */
+int kallsyms_format_addr(const Kallsyms *k, uint64_t addr, char *buf, size_t size);

@@ -515,6 +515,30 @@ static void watchers_send(Manager *m, Injection *inj, json_object *event) {
         }
 }
 
+/* The failed call's kernel stack as symbols, innermost first. The frames
+ * above the failed function (the BPF program and, for fmod_ret, its
+ * trampoline) are ours, not the caller's: they are left out. */
+static json_object *fault_stack(Manager *m, const Injection *inj, const struct inject_event *ev) {
+        json_object *a = json_object_new_array();
+        uint32_t n = ev->n_stack < INJECT_STACK_DEPTH ? ev->n_stack : INJECT_STACK_DEPTH, first = 0;
+        size_t fn_len = strlen(inj->info.function);
+        char sym[INJECT_STACK_DEPTH][256];
+
+        for (uint32_t i = 0; i < n; i++)
+                if (ev->stack[i] == 0 || engine_symbolize(m->engine, ev->stack[i], sym[i], sizeof(sym[i])) < 0) {
+                        n = i;
+                        break;
+                }
+        for (uint32_t i = 0; i < n; i++)
+                if (strncmp(sym[i], inj->info.function, fn_len) == 0 && sym[i][fn_len] == '+') {
+                        first = i;
+                        break;
+                }
+        for (uint32_t i = first; a && i < n; i++)
+                json_object_array_add(a, json_object_new_string(sym[i]));
+        return a;
+}
+
 static int on_ring_event(void *ctx, void *data, size_t size) {
         Manager *m = ctx;
         const struct inject_event *ev = data;
@@ -543,6 +567,7 @@ static int on_ring_event(void *ctx, void *data, size_t size) {
         json_object_object_add(o, "comm", json_object_new_string(comm));
         json_object_object_add(o, "function", json_object_new_string(inj->info.function));
         json_object_object_add(o, "value", json_object_new_int64(ev->retval));
+        json_object_object_add(o, "stack", fault_stack(m, inj, ev));
         watchers_send(m, inj, o);
         json_object_put(o);
         bus_injection_fault(m, inj, ev, comm);

@@ -67,6 +67,37 @@ static void test_sizes_and_lookup(void) {
         unlink(p);
 }
 
+static void test_format_addr(void) {
+        _cleanup_free_ char *p = write_fixture(
+                "ffffffff81000000 T _stext\n"
+                "ffffffff81000200 T do_thing\n"
+                "ffffffff81000300 T end_of_text\n"
+                "ffffffffa0000000 t mod_fn\t[mymod]\n"
+                "ffffffffa0000040 t mod_last\t[mymod]\n");
+        Kallsyms *k = NULL;
+        char buf[64];
+
+        ASSERT_RET(kallsyms_load(p, &k), 0);
+        ASSERT_RET(kallsyms_format_addr(k, 0xffffffff81000234ULL, buf, sizeof(buf)), 0);
+        ASSERT_STREQ(buf, "do_thing+0x34");
+        ASSERT_RET(kallsyms_format_addr(k, 0xffffffffa0000010ULL, buf, sizeof(buf)), 0);
+        ASSERT_STREQ(buf, "mod_fn+0x10 [mymod]");
+        /* Beyond the last symbol (a BPF trampoline, say): no symbol's. */
+        ASSERT_RET(kallsyms_format_addr(k, 0xffffffffc0001234ULL, buf, sizeof(buf)), 0);
+        ASSERT_STREQ(buf, "0xffffffffc0001234");
+        /* Below the first. */
+        ASSERT_RET(kallsyms_format_addr(k, 0xffffffff80000000ULL, buf, sizeof(buf)), 0);
+        ASSERT_STREQ(buf, "0xffffffff80000000");
+        /* Without kallsyms at all, and truncated to the buffer. */
+        ASSERT_RET(kallsyms_format_addr(NULL, 0xffffffff81000234ULL, buf, sizeof(buf)), 0);
+        ASSERT_STREQ(buf, "0xffffffff81000234");
+        ASSERT_RET(kallsyms_format_addr(k, 0xffffffff81000234ULL, buf, 5), 0);
+        ASSERT_STREQ(buf, "do_t");
+
+        kallsyms_free(k);
+        unlink(p);
+}
+
 static void test_hidden_addresses(void) {
         _cleanup_free_ char *p = write_fixture(
                 "0000000000000000 T _stext\n"
@@ -87,6 +118,7 @@ static void test_missing_file(void) {
 
 int main(void) {
         TEST_RUN(test_sizes_and_lookup);
+        TEST_RUN(test_format_addr);
         TEST_RUN(test_hidden_addresses);
         TEST_RUN(test_missing_file);
         return 0;

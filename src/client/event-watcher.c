@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/* The Varlink Watch side channel of run and sweep (event-watcher.h). */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "event-watcher.h"
+#include "json-util.h"
+#include "transport.h"
+#include "varlink.h"
+
+struct EventWatcher {
+        VarlinkClient *client;
+        pthread_t thread;
+        bool started;
+        pthread_mutex_t lock;
+        json_object *removed;   /* id → last injection document */
+        json_object *faults;    /* id → first fault event */
+        int ready[2];           /* the thread writes a byte once "watching", or on its end */
+};
+
+static int on_reply(VarlinkClient *c, json_object *params, const char *error, bool continues, void *userdata) {
+        EventWatcher *w = userdata;
+        json_object *event, *doc;
+        const char *type, *id;
+
+        if (error || json_get_object(params, "event", &event) < 0 || json_get_string(event, "type", &type) < 0)
+                return 1;
+        if (strcmp(type, "watching") == 0) {
+                (void) write(w->ready[1], "x", 1);
+                return 0;
+        }
+        if (json_get_string(event, "id", &id) < 0)
+                return 0;
+
+        pthread_mutex_lock(&w->lock);
+        if (strcmp(type, "removed") == 0 && json_get_object(event, "injection", &doc) >= 0)
+                json_object_object_add(w->removed, id, json_object_get(doc));
+        else if (strcmp(type, "fault") == 0 && !json_object_object_get(w->faults, id))
+                json_object_object_add(w->faults, id, json_object_get(event));
+        pthread_mutex_unlock(&w->lock);
+        return 0;
+}
+
+static void *watch_thread(void *userdata) {
+        EventWatcher *w = userdata;
+
+        (void) varlink_client_call_more(w->client, "org.injectd.Injector.Watch", NULL, on_reply, w);
+        (void) write(w->ready[1], "", 1);
+        return NULL;
+}
+
+int event_watcher_start(const char *path, EventWatcher **ret) {
+        _cleanup_(event_watcher_freep) EventWatcher *w = NULL;
+        char c;
+        int r;
+
+        w = calloc(1, sizeof(*w));
+        if (!w)
+                return -ENOMEM;
+        w->ready[0] = w->ready[1] = -1;
+        pthread_mutex_init(&w->lock, NULL);
+        w->removed = json_object_new_object();
+        w->faults = json_object_new_object();
+        if (!w->removed || !w->faults)
+                return -ENOMEM;
+        if (pipe2(w->ready, O_CLOEXEC) < 0)
+                return -errno;
+        r = varlink_client_connect(path ?: INJECTD_VARLINK_ADDRESS, &w->client);
+        if (r < 0)
+                return r;
+        varlink_client_set_timeout(w->client, VARLINK_TIMEOUT_INFINITY);
+        r = -pthread_create(&w->thread, NULL, watch_thread, w);
+        if (r < 0)
+                return r;
+        w->started = true;
+        if (read(w->ready[0], &c, 1) != 1 || c != 'x')
+                return -ECONNRESET;     /* the stream ended before it began */
+        *ret = TAKE_PTR(w);
+        return 0;
+}
+
+EventWatcher *event_watcher_free(EventWatcher *w) {
+        if (!w)
+                return NULL;
+        if (w->started) {
+                (void) shutdown(varlink_client_get_fd(w->client), SHUT_RDWR);
+                (void) pthread_join(w->thread, NULL);
+        }
+        w->client = varlink_client_free(w->client);
+        json_object_put(w->removed);
+        json_object_put(w->faults);
+        (void) safe_close(w->ready[0]);
+        (void) safe_close(w->ready[1]);
+        pthread_mutex_destroy(&w->lock);
+        free(w);
+        return NULL;
+}
+
+static json_object *lookup(EventWatcher *w, json_object *table, const char *id) {
+        json_object *o;
+
+        pthread_mutex_lock(&w->lock);
+        o = json_object_get(json_object_object_get(table, id));
+        pthread_mutex_unlock(&w->lock);
+        return o;
+}
+
+json_object *event_watcher_removed(EventWatcher *w, const char *id) {
+        return w ? lookup(w, w->removed, id) : NULL;
+}
+
+json_object *event_watcher_first_fault(EventWatcher *w, const char *id) {
+        return w ? lookup(w, w->faults, id) : NULL;
+}
+
+void event_watcher_forget(EventWatcher *w, const char *id) {
+        if (!w)
+                return;
+        pthread_mutex_lock(&w->lock);
+        json_object_object_del(w->removed, id);
+        json_object_object_del(w->faults, id);
+        pthread_mutex_unlock(&w->lock);
+}

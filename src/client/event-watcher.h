@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* A side channel for `run` and `sweep`: a Varlink Watch on a connection of
+ * its own, in a thread, that keeps what the main transport cannot give
+ * once CMD has exited. An injection that ends during the run (times=N:
+ * "exhausted") is gone from ListInjections; its final counters come with
+ * the "removed" event. The failed calls' kernel stacks come only with
+ * "fault" events. Events come for injections armed over either API, so
+ * this works with the D-Bus transport too. */
+
+#include <json-c/json.h>
+
+#include "cleanup.h"
+
+typedef struct EventWatcher EventWatcher;
+
+/* Connects to the Varlink socket at path (NULL: the default) and returns
+ * once the stream is on, so that nothing armed afterwards is missed. */
+int event_watcher_start(const char *path, EventWatcher **ret);
+EventWatcher *event_watcher_free(EventWatcher *w);
+DEFINE_TRIVIAL_CLEANUP_FUNC(EventWatcher *, event_watcher_free)
+
+/* The injection document of the "removed" event for id, a new reference,
+ * or NULL when none has come (yet). */
+json_object *event_watcher_removed(EventWatcher *w, const char *id);
+
+/* The first fault event for id (a new reference), or NULL. */
+json_object *event_watcher_first_fault(EventWatcher *w, const char *id);
+
+/* Drops what was kept for id. */
+void event_watcher_forget(EventWatcher *w, const char *id);
