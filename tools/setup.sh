@@ -25,8 +25,8 @@ packages=(
     procps iproute2 kmod jq python3 libglib2.0-bin
     # tests/vm/build-kernel.sh
     linux-source-6.1 make xz-utils flex bison bc cpio libelf-dev libssl-dev dwarves
-    # man pages
-    man-db groff-base
+    # man pages (scdoc builds them), shell completion
+    man-db groff-base scdoc bash-completion
 )
 
 if ((EUID != 0)); then
