@@ -21,8 +21,31 @@ const char *privileges_kept(void) {
 }
 
 int privileges_drop(void) {
+        cap_value_t have[ELEMENTSOF(kept)];
+        size_t n_have = 0;
         cap_t caps;
         int r = 0;
+
+        /* A kept capability we were started without (a container's or a
+         * unit's bounding set) cannot be kept: asking for it would fail
+         * the whole drop. Run with the rest; the kernel probe reports what
+         * that costs. */
+        caps = cap_get_proc();
+        if (!caps)
+                return log_error_errno(negative_errno(), "Failed to read our capabilities: %m");
+        for (size_t i = 0; i < ELEMENTSOF(kept); i++) {
+                cap_flag_value_t v = CAP_CLEAR;
+
+                if (cap_get_flag(caps, kept[i], CAP_PERMITTED, &v) >= 0 && v == CAP_SET)
+                        have[n_have++] = kept[i];
+                else {
+                        char *name = cap_to_name(kept[i]);
+
+                        log_notice("Started without %s, which injectd would keep, ignoring.", name ?: "?");
+                        cap_free(name);
+                }
+        }
+        cap_free(caps);
 
         /* The bounding set first, while CAP_SETPCAP is still ours. */
         for (cap_value_t c = 0; c <= CAP_LAST_CAP; c++) {
@@ -38,8 +61,8 @@ int privileges_drop(void) {
         caps = cap_init();
         if (!caps)
                 return log_oom();
-        if (cap_set_flag(caps, CAP_EFFECTIVE, ELEMENTSOF(kept), kept, CAP_SET) < 0 ||
-            cap_set_flag(caps, CAP_PERMITTED, ELEMENTSOF(kept), kept, CAP_SET) < 0 ||
+        if ((n_have > 0 && (cap_set_flag(caps, CAP_EFFECTIVE, n_have, have, CAP_SET) < 0 ||
+                            cap_set_flag(caps, CAP_PERMITTED, n_have, have, CAP_SET) < 0)) ||
             cap_set_proc(caps) < 0)
                 r = log_error_errno(negative_errno(), "Failed to reduce capabilities: %m");
         cap_free(caps);
