@@ -19,7 +19,7 @@ build_dir=${BUILD_DIR:-build}
 packages=(
     # build
     gcc clang llvm pkg-config meson ninja-build
-    bpftool libbpf-dev libsystemd-dev libjson-c-dev libcap-dev
+    bpftool libbpf-dev libsystemd-dev libjson-c-dev libcap-dev zlib1g-dev
     # tests and the test VM
     qemu-system-x86 btrfs-progs dbus polkitd pkexec socat util-linux
     procps iproute2 kmod jq python3 libglib2.0-bin

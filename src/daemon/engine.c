@@ -22,6 +22,7 @@
 #include "engine.h"
 #include "inject.skel.h"
 #include "kallsyms.h"
+#include "probe.h"
 #include "scope.h"
 
 struct Engine {
@@ -35,6 +36,7 @@ struct Engine {
         Kallsyms *kallsyms;
         EngineCaps caps;
         bool caps_done;
+        KernelProbe *probe;
 };
 
 /* An open site: the fds of its pinned maps. */
@@ -132,6 +134,7 @@ Engine *engine_free(Engine *e) {
         safe_close(e->events_fd);
         function_table_free(e->functions);
         kallsyms_free(e->kallsyms);
+        kernel_probe_free(e->probe);
         free(e);
         return NULL;
 }
@@ -198,34 +201,6 @@ static int check_bpffs(const char *path) {
 
 /* ---- capabilities ------------------------------------------------------ */
 
-static int probe_socket_filter(void) {
-        const struct bpf_insn insns[] = {
-                { .code = 0xb7, .dst_reg = 0, .imm = 0 },       /* r0 = 0 */
-                { .code = 0x95 },                               /* exit */
-        };
-        int fd;
-
-        fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, NULL, "GPL", insns, ELEMENTSOF(insns), NULL);
-        if (fd < 0)
-                return negative_errno();
-        close(fd);
-        return 0;
-}
-
-static int probe_kprobe(void) {
-        const struct bpf_insn insns[] = {
-                { .code = 0xb7, .dst_reg = 0, .imm = 0 },
-                { .code = 0x95 },
-        };
-        int fd;
-
-        fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns, ELEMENTSOF(insns), NULL);
-        if (fd < 0)
-                return negative_errno();
-        close(fd);
-        return 0;
-}
-
 /* Loads (but does not attach) our own program as fmod_ret on target. */
 static int probe_fmod_ret(Engine *e, const char *target) {
         struct inject_bpf *skel;
@@ -242,32 +217,48 @@ static int probe_fmod_ret(Engine *e, const char *target) {
         return r < 0 ? r : 0;
 }
 
+/* The findings come from probe.c; the fmod_ret one is confirmed with our
+ * own program, which is what an injection will load. */
 int engine_caps(Engine *e, const EngineCaps **ret) {
-        const FunctionTable *t;
+        const FunctionTable *t = NULL;
         int r;
 
         if (!e->caps_done) {
                 EngineCaps *c = &e->caps;
-                struct btf *btf;
+                KernelProbe *p;
 
-                c->bpf = probe_socket_filter();
-                c->tracing = probe_kprobe();
-                if (c->tracing < 0)
-                        c->override = c->fmod_ret = c->tracing;
-                else {
-                        r = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_override_return, NULL);
-                        c->override = r > 0 ? 0 : r == 0 ? -EOPNOTSUPP : r;
-                        c->fmod_ret = probe_fmod_ret(e, "security_file_open");
+                (void) engine_functions(e, &t);
+                r = kernel_probe_run(t, &e->probe);
+                if (r < 0) {
+                        /* Callers may ignore the error: leave nothing undefined. */
+                        *c = (EngineCaps) { r, r, r, r, r, r };
+                        *ret = c;
+                        return r;
                 }
-                btf = btf__load_vmlinux_btf();
-                c->btf = btf ? 0 : negative_errno();
-                btf__free(btf);
-                r = engine_functions(e, &t);
-                c->list = r < 0 ? r : t->list_error;
+                p = e->probe;
+                if (kernel_probe_available(p, PROBE_FMOD_RET_LSM)) {
+                        r = probe_fmod_ret(e, "security_file_open");
+                        if (r < 0)
+                                kernel_probe_set(p, PROBE_FMOD_RET_LSM, r, "injectd's own program does not load "
+                                                 "against security_file_open: %s", libbpf_last[0] ?
+                                                 libbpf_last : strerror(-r));
+                }
+                c->bpf = kernel_probe_get(p, PROBE_BPF)->error;
+                c->tracing = kernel_probe_get(p, PROBE_TRACING)->error;
+                c->override = kernel_probe_get(p, PROBE_BACKEND_KPROBE)->error;
+                c->fmod_ret = kernel_probe_get(p, PROBE_BACKEND_FMOD_RET)->error;
+                c->btf = kernel_probe_get(p, PROBE_BTF)->error;
+                c->list = kernel_probe_get(p, PROBE_ERROR_INJECTION_LIST)->error;
                 e->caps_done = true;
         }
         *ret = &e->caps;
         return 0;
+}
+
+const KernelProbe *engine_probe(Engine *e) {
+        const EngineCaps *c;
+
+        return engine_caps(e, &c) >= 0 ? e->probe : NULL;
 }
 
 int engine_functions(Engine *e, const FunctionTable **ret) {
@@ -687,22 +678,19 @@ const char *engine_symbol_name(Engine *e, uint64_t addr) {
         return s && s->addr == addr ? s->name : NULL;
 }
 
-static const char *errno_reason(int r) {
-        switch (-r) {
-        case EPERM:
-                return "the kernel refuses tracing BPF programs (EPERM: lockdown, or a security policy)";
-        case EOPNOTSUPP:
-                return "this kernel lacks it";
-        case ENOENT:
-                return "not found";
-        default:
-                return strerror(-r);
-        }
+/* Why a backend cannot serve anything here, with the CONFIG options missing. */
+static const char *backend_reason(Engine *e, ProbeFeature f, char *buf, size_t n) {
+        const KernelProbe *p = engine_probe(e);
+
+        if (!p)
+                return "the kernel could not be probed";
+        return kernel_probe_describe(p, f, buf, n);
 }
 
 static int choose_backend(Engine *e, const InjectableFunction *f, const InjectSpec *spec, Backend *ret,
                           InjectError *err) {
         const EngineCaps *c;
+        char kb[512], fb[512];
         unsigned m;
 
         (void) engine_caps(e, &c);
@@ -718,8 +706,8 @@ static int choose_backend(Engine *e, const InjectableFunction *f, const InjectSp
                                                 "; it is an LSM hook, use the fmod_ret backend" : "");
                 if (c->override < 0)
                         return inject_error_set(err, -EOPNOTSUPP, INJECT_ERROR_BACKEND_UNAVAILABLE,
-                                                "The kprobe backend is unavailable: bpf_override_return: %s "
-                                                "(needs CONFIG_BPF_KPROBE_OVERRIDE)", errno_reason(c->override));
+                                                "The kprobe backend is unavailable: %s",
+                                                backend_reason(e, PROBE_BACKEND_KPROBE, kb, sizeof(kb)));
                 *ret = BACKEND_KPROBE;
                 return 0;
         case BACKEND_FMOD_RET:
@@ -733,7 +721,8 @@ static int choose_backend(Engine *e, const InjectableFunction *f, const InjectSp
                                                 f->name, f->module ? " (module functions are kprobe-only)" : "");
                 if (c->fmod_ret < 0)
                         return inject_error_set(err, -EOPNOTSUPP, INJECT_ERROR_BACKEND_UNAVAILABLE,
-                                                "The fmod_ret backend is unavailable: %s", errno_reason(c->fmod_ret));
+                                                "The fmod_ret backend is unavailable: %s",
+                                                backend_reason(e, PROBE_BACKEND_FMOD_RET, fb, sizeof(fb)));
                 *ret = BACKEND_FMOD_RET;
                 return 0;
         default:
@@ -747,12 +736,13 @@ static int choose_backend(Engine *e, const InjectableFunction *f, const InjectSp
                         return 0;
                 }
                 return inject_error_set(err, -EOPNOTSUPP, INJECT_ERROR_BACKEND_UNAVAILABLE,
-                                        "No backend can make '%s' return %lld on this kernel: kprobe override: %s; "
-                                        "fmod_ret: %s", f->name, (long long) spec->retval,
+                                        "No backend can make '%s' return %lld on this kernel: kprobe override: "
+                                        "%.200s; fmod_ret: %.200s", f->name, (long long) spec->retval,
                                         !f->listed ? "not on the error-injection list" :
-                                        c->override < 0 ? errno_reason(c->override) : "available",
+                                        c->override < 0 ? backend_reason(e, PROBE_BACKEND_KPROBE, kb, sizeof(kb)) :
+                                        "available",
                                         spec->retval == 0 ? "cannot return 0" :
-                                        c->fmod_ret < 0 ? errno_reason(c->fmod_ret) :
+                                        c->fmod_ret < 0 ? backend_reason(e, PROBE_BACKEND_FMOD_RET, fb, sizeof(fb)) :
                                         !f->in_btf ? "not in BTF" : "available");
         }
 }
@@ -760,6 +750,7 @@ static int choose_backend(Engine *e, const InjectableFunction *f, const InjectSp
 static int check_function(Engine *e, const InjectSpec *spec, const InjectableFunction **ret, InjectError *err) {
         const InjectableFunction *f;
         const FunctionTable *t;
+        const KernelProbe *p;
         int r;
 
         if (!spec->function || !*spec->function || strlen(spec->function) >= INJECT_FUNC_LEN)
@@ -769,19 +760,15 @@ static int check_function(Engine *e, const InjectSpec *spec, const InjectableFun
         if (r < 0)
                 return inject_error_set(err, r, INJECT_ERROR_UNAVAILABLE,
                                         "Cannot list the kernel's injectable functions: %s", strerror(-r));
+        p = engine_probe(e);
+        if (!p)
+                return inject_error_set(err, -ENOMEM, INJECT_ERROR_UNAVAILABLE, "Cannot probe the kernel");
+        /* A kernel that can inject nothing says so, whatever was asked for. */
+        if (!kernel_probe_available(p, PROBE_INJECTION))
+                return kernel_probe_refuse_unavailable(p, err);
         f = function_table_find(t, spec->function);
-        if (!f) {
-                if (t->list_error < 0)
-                        return inject_error_set(err, -ENOENT, INJECT_ERROR_NOT_INJECTABLE,
-                                                "'%s' cannot be made to fail: the kernel's error-injection list is "
-                                                "unavailable (%s; needs CONFIG_FUNCTION_ERROR_INJECTION and debugfs), "
-                                                "and it is not an LSM hook", spec->function,
-                                                strerror(-t->list_error));
-                return inject_error_set(err, -ENOENT, INJECT_ERROR_NOT_INJECTABLE,
-                                        "'%s' cannot be made to fail: it is not on this kernel's error-injection "
-                                        "list (ALLOW_ERROR_INJECTION) and is not an LSM hook (security_*)",
-                                        spec->function);
-        }
+        if (!f)
+                return kernel_probe_refuse_not_injectable(p, t, spec->function, err);
         if (!func_type_accepts(f->type, spec->retval))
                 return inject_error_set(err, -ERANGE, INJECT_ERROR_BAD_VALUE,
                                         "'%s' is of type %s: the injected value must be %s, not %lld",

@@ -21,6 +21,7 @@
 #include "functions.h"
 #include "inject-error.h"
 #include "inject.h"
+#include "probe.h"
 
 #define ENGINE_PIN_ROOT "/sys/fs/bpf/injectd"
 #define ENGINE_STATE_DIR "/run/injectd"
@@ -36,12 +37,13 @@ typedef enum Backend {
 const char *backend_to_string(Backend b);
 int backend_from_string(const char *s);         /* Backend, or -EINVAL */
 
-/* What this kernel lets us do, each with the errno that said no. */
+/* What this kernel lets us do, each with the errno that said no; the
+ * findings behind them, with reasons, are engine_probe()'s. */
 typedef struct EngineCaps {
         int bpf;                /* 0: programs load at all (a socket filter did) */
-        int tracing;            /* 0: kprobe programs load (EPERM: lockdown or a policy refuses them) */
-        int override;           /* 0: bpf_override_return exists (CONFIG_BPF_KPROBE_OVERRIDE) */
-        int fmod_ret;           /* 0: an fmod_ret program loaded against security_file_open */
+        int tracing;            /* 0: kprobe and trampoline programs load (EPERM: lockdown or a policy refuses them) */
+        int override;           /* 0: the kprobe backend works: kprobes, bpf_override_return, the list */
+        int fmod_ret;           /* 0: our fmod_ret program loaded against security_file_open */
         int btf;                /* 0: vmlinux BTF is readable */
         int list;               /* 0: the error-injection list is readable */
 } EngineCaps;
@@ -108,6 +110,8 @@ Engine *engine_free(Engine *e);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Engine *, engine_free);
 
 int engine_caps(Engine *e, const EngineCaps **ret);
+/* The probe behind engine_caps(), run on first use; NULL only without memory. */
+const KernelProbe *engine_probe(Engine *e);
 int engine_functions(Engine *e, const FunctionTable **ret);
 
 /* Bit (1 << BACKEND_x) for each backend that can serve f on this kernel. */

@@ -148,6 +148,10 @@ static int run(int argc, char **argv) {
         r = manager_start(m);
         if (r < 0)
                 return r;
+        /* Probe the kernel now rather than at the first request, and say
+         * in the log what it offers and why not. */
+        if (engine_probe(m->engine))
+                kernel_probe_log(engine_probe(m->engine));
 
         log_info("injectd %s running (polkit %s, %zu injection(s) adopted).", PROJECT_VERSION,
                  polkit_mode_to_string(arg_options.polkit_mode), m->n_injections);

@@ -414,49 +414,7 @@ int manager_list_json(Manager *m, const Caller *c, bool all, json_object **ret, 
         return 0;
 }
 
-static json_object *cap_json(int r, const char *config) {
-        json_object *o = json_object_new_object();
-
-        json_object_object_add(o, "available", json_object_new_boolean(r == 0));
-        if (r < 0) {
-                json_object_object_add(o, "errno", json_object_new_string(errno_to_name(-r) ?: "?"));
-                json_object_object_add(o, "reason", json_object_new_string(strerror(-r)));
-                if (config)
-                        json_object_object_add(o, "needs", json_object_new_string(config));
-        }
-        return o;
-}
-
-int manager_capabilities_json(Manager *m, const Caller *c, json_object **ret) {
-        json_object *o, *b, *l;
-        const EngineCaps *caps;
-        struct utsname u;
-
-        (void) engine_caps(m->engine, &caps);
-        o = json_object_new_object();
-        if (uname(&u) >= 0)
-                json_object_object_add(o, "kernel", json_object_new_string(u.release));
-        b = json_object_new_object();
-        json_object_object_add(b, "kprobe", cap_json(caps->override,
-                                                     "CONFIG_BPF_KPROBE_OVERRIDE, CONFIG_FUNCTION_ERROR_INJECTION"));
-        json_object_object_add(b, "fmod_ret", cap_json(caps->fmod_ret, "CONFIG_BPF_LSM or CONFIG_DEBUG_INFO_BTF"));
-        json_object_object_add(o, "backends", b);
-        json_object_object_add(o, "bpf", cap_json(caps->bpf, "CONFIG_BPF_SYSCALL"));
-        json_object_object_add(o, "tracing", cap_json(caps->tracing, NULL));
-        json_object_object_add(o, "btf", cap_json(caps->btf, "CONFIG_DEBUG_INFO_BTF"));
-        json_object_object_add(o, "error_injection_list", cap_json(caps->list, "CONFIG_FUNCTION_ERROR_INJECTION"));
-        l = json_object_new_object();
-        json_object_object_add(l, "max_duration_usec", json_object_new_uint64(ENGINE_MAX_DURATION_USEC));
-        json_object_object_add(l, "max_active", json_object_new_int64(m->options.max_active));
-        json_object_object_add(l, "max_per_function", json_object_new_int64(INJECT_MAX_SLOTS));
-        json_object_object_add(l, "rate_per_minute", json_object_new_int64(m->options.rate_per_minute));
-        json_object_object_add(l, "max_callers", json_object_new_int64(INJECT_MAX_CALLERS));
-        json_object_object_add(o, "limits", l);
-        json_object_object_add(o, "polkit", json_object_new_string(polkit_mode_to_string(m->options.polkit_mode)));
-        json_object_object_add(o, "active_injections", json_object_new_int64(count_active(m, c->uid, false)));
-        *ret = o;
-        return 0;
-}
+/* manager_capabilities_json() is in capabilities.c. */
 
 int manager_functions_json(Manager *m, const Caller *c, const char *glob, json_object **ret) {
         const FunctionTable *t;
