@@ -7,11 +7,11 @@
 
 #include <errno.h>
 #include <stdarg.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "bus-spec.h"
 #include "bus-util.h"
 #include "cleanup.h"
 #include "json-util.h"
@@ -40,136 +40,6 @@ static int reply_json(sd_bus_message *m, json_object *o) {
         return sd_bus_reply_method_return(m, "s", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 }
 
-/* One a{sv} entry's value as JSON; fds are taken aside. */
-static int variant_to_json(sd_bus_message *m, const char *key, json_object **ret, int *cgroup_fd,
-                           sd_bus_error *error) {
-        const char *contents;
-        char type;
-        int r;
-
-        r = sd_bus_message_peek_type(m, &type, &contents);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_enter_container(m, 'v', contents);
-        if (r < 0)
-                return r;
-
-        if (strcmp(contents, "s") == 0) {
-                const char *s;
-
-                r = sd_bus_message_read_basic(m, 's', &s);
-                if (r >= 0)
-                        *ret = json_object_new_string(s);
-        } else if (strcmp(contents, "b") == 0) {
-                int b;
-
-                r = sd_bus_message_read_basic(m, 'b', &b);
-                if (r >= 0)
-                        *ret = json_object_new_boolean(b);
-        } else if (strchr("ynqiux", contents[0]) && !contents[1]) {
-                union {
-                        uint8_t y;
-                        int16_t n;
-                        uint16_t q;
-                        int32_t i;
-                        uint32_t u;
-                        int64_t x;
-                } v = {};
-
-                r = sd_bus_message_read_basic(m, contents[0], &v);
-                if (r >= 0)
-                        *ret = json_object_new_int64(contents[0] == 'y' ? v.y : contents[0] == 'n' ? v.n :
-                                                     contents[0] == 'q' ? v.q : contents[0] == 'i' ? v.i :
-                                                     contents[0] == 'u' ? (int64_t) v.u : v.x);
-        } else if (strcmp(contents, "t") == 0) {
-                uint64_t t;
-
-                r = sd_bus_message_read_basic(m, 't', &t);
-                if (r >= 0)
-                        *ret = json_object_new_uint64(t);
-        } else if (strcmp(contents, "d") == 0) {
-                double d;
-
-                r = sd_bus_message_read_basic(m, 'd', &d);
-                if (r >= 0)
-                        *ret = json_object_new_double(d);
-        } else if (strcmp(contents, "as") == 0) {
-                char **strv = NULL;
-
-                r = sd_bus_message_read_strv(m, &strv);
-                if (r >= 0) {
-                        *ret = json_object_new_array();
-                        for (char **s = strv; s && *s; s++)
-                                json_object_array_add(*ret, json_object_new_string(*s));
-                }
-                for (char **s = strv; s && *s; s++)
-                        free(*s);
-                free(strv);
-        } else if (strcmp(contents, "h") == 0 && strcmp(key, "cgroup_fd") == 0) {
-                int fd;
-
-                r = sd_bus_message_read_basic(m, 'h', &fd);
-                if (r >= 0) {
-                        *cgroup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-                        if (*cgroup_fd < 0)
-                                r = negative_errno();
-                        *ret = NULL;
-                }
-        } else
-                return sd_bus_error_setf(error, BUS_ERROR_PREFIX INJECT_ERROR_INVALID_ARGUMENT,
-                                         "'%.64s' has a value of type '%.16s' this API does not take", key, contents);
-        if (r < 0)
-                return r;
-        return sd_bus_message_exit_container(m);
-}
-
-static int read_spec(sd_bus_message *m, json_object **ret, int *cgroup_fd, sd_bus_error *error) {
-        _cleanup_(json_object_putp) json_object *o = json_object_new_object();
-        unsigned n = 0;
-        int r;
-
-        if (!o)
-                return -ENOMEM;
-        r = sd_bus_message_enter_container(m, 'a', "{sv}");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
-                json_object *v = NULL;
-                const char *key;
-
-                r = sd_bus_message_read_basic(m, 's', &key);
-                if (r < 0)
-                        return r;
-                if (++n > 64)
-                        return sd_bus_error_setf(error, BUS_ERROR_PREFIX INJECT_ERROR_INVALID_ARGUMENT,
-                                                 "Too many keys");
-                if (strcmp(key, "cgroup_fd") == 0 && *cgroup_fd >= 0)
-                        return sd_bus_error_setf(error, BUS_ERROR_PREFIX INJECT_ERROR_INVALID_ARGUMENT,
-                                                 "'cgroup_fd' given twice");
-                r = variant_to_json(m, key, &v, cgroup_fd, error);
-                if (r < 0)
-                        return r;
-                if (v) {
-                        if (json_object_object_get_ex(o, key, NULL)) {
-                                json_object_put(v);
-                                return sd_bus_error_setf(error, BUS_ERROR_PREFIX INJECT_ERROR_INVALID_ARGUMENT,
-                                                         "'%.64s' given twice", key);
-                        }
-                        json_object_object_add(o, key, v);
-                }
-                r = sd_bus_message_exit_container(m);
-                if (r < 0)
-                        return r;
-        }
-        if (r < 0)
-                return r;
-        r = sd_bus_message_exit_container(m);
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(o);
-        return 0;
-}
-
 static void on_inject_done(Manager *mgr, Injection *inj, const InjectError *err, void *userdata) {
         sd_bus_message *m = userdata;
 
@@ -186,7 +56,7 @@ static int method_inject(sd_bus_message *m, void *userdata, sd_bus_error *error)
         Caller c;
         int cgroup_fd = -1, r;
 
-        r = read_spec(m, &spec, &cgroup_fd, error);
+        r = bus_read_inject_spec(m, &spec, &cgroup_fd, error);
         if (r < 0) {
                 safe_close(cgroup_fd);
                 if (sd_bus_error_is_set(error))

@@ -790,15 +790,12 @@ static int conn_route_unbound(VarlinkConn *c, const char *method) {
         return conn_error_string(c, VARLINK_ERROR_INTERFACE_NOT_FOUND, "interface", interface);
 }
 
-/* Parses one message and calls its handler. Returns < 0 if the connection
- * must be closed: a protocol violation (-EBADMSG) or a failed handler. */
-static int conn_dispatch(VarlinkConn *c, const char *text, size_t len) {
+int varlink_call_parse(const char *text, size_t len, VarlinkCall *ret) {
         static const char *const allowed[] = { "method", "parameters", "oneway", "more", "upgrade", NULL };
-        _cleanup_json_ json_object *msg = NULL, *empty = NULL;
+        _cleanup_json_ json_object *msg = NULL, *parameters = NULL;
         bool oneway = false, more = false, upgrade = false;
-        json_object *parameters;
         const char *method, *unknown;
-        Method *m;
+        json_object *p;
         int r;
 
         r = json_parse_strict(text, len, JSON_PARSE_OBJECT, &msg);
@@ -822,30 +819,58 @@ static int conn_dispatch(VarlinkConn *c, const char *text, size_t len) {
         if (oneway && more)
                 return -EBADMSG;
 
-        r = json_get_object(msg, "parameters", &parameters);
+        r = json_get_object(msg, "parameters", &p);
         if (r == -ENOENT) {
-                empty = json_object_new_object();
-                if (!empty)
+                parameters = json_object_new_object();
+                if (!parameters)
                         return -ENOMEM;
-                parameters = empty;
         } else if (r < 0)
                 return -EBADMSG;
+        else
+                parameters = json_object_get(p);
+
+        *ret = (VarlinkCall) {
+                .message = TAKE_PTR(msg),
+                .method = method,
+                .parameters = TAKE_PTR(parameters),
+                .flags = (more ? VARLINK_METHOD_MORE : 0) | (oneway ? VARLINK_METHOD_ONEWAY : 0),
+                .upgrade = upgrade,
+        };
+        return 0;
+}
+
+void varlink_call_done(VarlinkCall *call) {
+        json_object_put(call->parameters);
+        json_object_put(call->message);
+        *call = (VarlinkCall) {};
+}
+
+/* Parses one message and calls its handler. Returns < 0 if the connection
+ * must be closed: a protocol violation (-EBADMSG) or a failed handler. */
+static int conn_dispatch(VarlinkConn *c, const char *text, size_t len) {
+        _cleanup_(varlink_call_done) VarlinkCall call = {};
+        Method *m;
+        int r;
+
+        r = varlink_call_parse(text, len, &call);
+        if (r < 0)
+                return r;
 
         c->call_pending = true;
-        c->call_flags = (more ? VARLINK_METHOD_MORE : 0) | (oneway ? VARLINK_METHOD_ONEWAY : 0);
+        c->call_flags = call.flags;
 
-        if (upgrade)
+        if (call.upgrade)
                 /* We have no method that hands the connection over to
                  * another protocol. */
                 r = varlink_error_invalid_parameter(c, "upgrade");
-        else if (strcmp(method, SERVICE_INTERFACE ".GetInfo") == 0)
-                r = service_get_info(c, parameters);
-        else if (strcmp(method, SERVICE_INTERFACE ".GetInterfaceDescription") == 0)
-                r = service_get_interface_description(c, parameters);
-        else if ((m = server_find_method(c->server, method)))
-                r = m->callback(c, parameters, c->call_flags, m->userdata);
+        else if (strcmp(call.method, SERVICE_INTERFACE ".GetInfo") == 0)
+                r = service_get_info(c, call.parameters);
+        else if (strcmp(call.method, SERVICE_INTERFACE ".GetInterfaceDescription") == 0)
+                r = service_get_interface_description(c, call.parameters);
+        else if ((m = server_find_method(c->server, call.method)))
+                r = m->callback(c, call.parameters, c->call_flags, m->userdata);
         else
-                r = conn_route_unbound(c, method);
+                r = conn_route_unbound(c, call.method);
 
         if (c->call_flags & VARLINK_METHOD_ONEWAY) {
                 /* A oneway call ends with its handler. */
@@ -1507,13 +1532,65 @@ broken:
         return r;
 }
 
-/* Receives one reply; on failure the client is broken. */
-static int client_receive(VarlinkClient *c, json_object **ret_params, const char **ret_error, bool *ret_continues) {
+int varlink_reply_parse(const char *text, size_t len, VarlinkReply *ret) {
         static const char *const allowed[] = { "parameters", "continues", "error", NULL };
         _cleanup_json_ json_object *msg = NULL, *params = NULL;
         const char *unknown, *error = NULL;
         bool continues = false;
         json_object *p;
+        int r;
+
+        r = json_parse_strict(text, len, JSON_PARSE_OBJECT, &msg);
+        if (r < 0)
+                return r == -ENOMEM ? r : -EBADMSG;
+
+        if (json_check_keys(msg, allowed, &unknown) < 0)
+                return -EBADMSG;
+        if (json_get_bool(msg, "continues", &continues) == -EINVAL)
+                return -EBADMSG;
+        switch (json_get_string(msg, "error", &error)) {
+        case 0:
+                if (!varlink_qualified_name_is_valid(error) || continues)
+                        return -EBADMSG;
+                break;
+        case -ENOENT:
+                error = NULL;
+                break;
+        default:
+                return -EBADMSG;
+        }
+
+        switch (json_get_object(msg, "parameters", &p)) {
+        case 0:
+                params = json_object_get(p);
+                break;
+        case -ENOENT:
+                params = json_object_new_object();
+                if (!params)
+                        return -ENOMEM;
+                break;
+        default:
+                return -EBADMSG;
+        }
+
+        *ret = (VarlinkReply) {
+                .message = TAKE_PTR(msg),
+                .parameters = TAKE_PTR(params),
+                .error = error,
+                .continues = continues,
+        };
+        return 0;
+}
+
+void varlink_reply_done(VarlinkReply *reply) {
+        json_object_put(reply->parameters);
+        json_object_put(reply->message);
+        *reply = (VarlinkReply) {};
+}
+
+/* Receives one reply; on failure the client is broken. */
+static int client_receive(VarlinkClient *c, json_object **ret_params, const char **ret_error, bool *ret_continues) {
+        _cleanup_(varlink_reply_done) VarlinkReply reply = {};
         uint64_t deadline;
         size_t len;
         int r;
@@ -1552,59 +1629,25 @@ static int client_receive(VarlinkClient *c, json_object **ret_params, const char
                 c->in.end += n;
         }
 
-        r = json_parse_strict(c->in.data + c->in.start, len, JSON_PARSE_OBJECT, &msg);
+        r = varlink_reply_parse(c->in.data + c->in.start, len, &reply);
         buffer_consume(&c->in, len + 1);
         c->in_scanned = 0;
-        if (r < 0) {
-                r = r == -ENOMEM ? r : -EBADMSG;
+        if (r < 0)
                 goto broken;
-        }
-
-        r = -EBADMSG;
-        if (json_check_keys(msg, allowed, &unknown) < 0)
-                goto broken;
-        if (json_get_bool(msg, "continues", &continues) == -EINVAL)
-                goto broken;
-        switch (json_get_string(msg, "error", &error)) {
-        case 0:
-                if (!varlink_qualified_name_is_valid(error) || continues)
-                        goto broken;
-                break;
-        case -ENOENT:
-                error = NULL;
-                break;
-        default:
-                goto broken;
-        }
-
-        switch (json_get_object(msg, "parameters", &p)) {
-        case 0:
-                params = json_object_get(p);
-                break;
-        case -ENOENT:
-                params = json_object_new_object();
-                if (!params) {
-                        r = -ENOMEM;
-                        goto broken;
-                }
-                break;
-        default:
-                goto broken;
-        }
 
         free(c->error);
         c->error = NULL;
-        if (error) {
-                c->error = strdup(error);
+        if (reply.error) {
+                c->error = strdup(reply.error);
                 if (!c->error) {
                         r = -ENOMEM;
                         goto broken;
                 }
         }
 
-        *ret_params = TAKE_PTR(params);
+        *ret_params = TAKE_PTR(reply.parameters);
         *ret_error = c->error;
-        *ret_continues = continues;
+        *ret_continues = reply.continues;
         return 0;
 
 broken:

@@ -215,6 +215,36 @@ int varlink_error(VarlinkConn *c, const char *error_name, json_object *params);
 /* org.varlink.service.InvalidParameter {"parameter": name}. */
 int varlink_error_invalid_parameter(VarlinkConn *c, const char *name);
 
+/* ---- Messages ----
+ *
+ * The parsers behind the server and the client, without any I/O, for the
+ * tests and the fuzzers: text[0..len) is one message without its NUL
+ * (need not be NUL-terminated). Both return 0, -EBADMSG for anything the
+ * protocol does not allow (see docs/varlink-protocol.md), or -ENOMEM. */
+
+/* A call as the server receives it. */
+typedef struct VarlinkCall {
+        json_object *message;           /* the whole message, owned */
+        const char *method;             /* a valid qualified name, borrowed from message */
+        json_object *parameters;        /* owned; an empty object if the call had none */
+        VarlinkMethodFlags flags;       /* never both MORE and ONEWAY */
+        bool upgrade;
+} VarlinkCall;
+
+int varlink_call_parse(const char *text, size_t len, VarlinkCall *ret);
+void varlink_call_done(VarlinkCall *call);
+
+/* A reply as the client receives it. */
+typedef struct VarlinkReply {
+        json_object *message;           /* the whole message, owned */
+        json_object *parameters;        /* owned; an empty object if the reply had none */
+        const char *error;              /* a valid qualified name or NULL, borrowed from message */
+        bool continues;                 /* never set with error */
+} VarlinkReply;
+
+int varlink_reply_parse(const char *text, size_t len, VarlinkReply *ret);
+void varlink_reply_done(VarlinkReply *reply);
+
 /* ---- Client ---- */
 
 /* Connects to the unix socket at path. */
