@@ -23,6 +23,9 @@ packages=(
     # tests and the test VM
     qemu-system-x86 btrfs-progs dbus polkitd pkexec socat util-linux
     procps iproute2 kmod jq python3 libglib2.0-bin
+    # the fuzz suite (libFuzzer, clang's sanitizer runtimes: only recommended
+    # by clang) and the daemon under valgrind (docs/sanitizers.md)
+    libclang-rt-14-dev valgrind
     # tests/vm/build-kernel.sh
     linux-source-6.1 make xz-utils flex bison bc cpio libelf-dev libssl-dev dwarves
     # man pages (scdoc builds them), shell completion

@@ -89,9 +89,12 @@ const char varlink_injector_description[] =
         "error DurationTooLong (message: string)\n";
 
 static int reply_error(VarlinkConn *c, const InjectError *err) {
+        /* varlink_error() borrows the parameters. */
+        _cleanup_json_ json_object *p = json_object_new_object();
         char name[128];
-        json_object *p = json_object_new_object();
 
+        if (!p)
+                return -ENOMEM;
         snprintf(name, sizeof(name), VARLINK_ERROR_PREFIX "%s", err->name ?: INJECT_ERROR_INVALID_ARGUMENT);
         json_object_object_add(p, "message", json_object_new_string(err->message));
         return varlink_error(c, name, p);

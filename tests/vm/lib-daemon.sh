@@ -57,19 +57,52 @@ _show_daemon_log() {
 
 # start_injectd [ARG...]: run the daemon in the background, logging to
 # DAEMON_LOG, and wait until it owns its bus name and socket.
+# INJECTD_WRAPPER (words, split on blanks) runs it under a tool that makes
+# its exit status non-zero when it reports something (stop_injectd checks
+# it). INJECTD_WRAPPER=valgrind is short for memcheck with our suppressions:
+#   valgrind --error-exitcode=99 --leak-check=full
+#            --errors-for-leak-kinds=definite,indirect
+#            --suppressions=tests/sanitizers/valgrind.supp
+# A wrapped daemon is slow (valgrind under TCG: minutes to start), so it
+# gets 10 min to start, D-Bus clients wait as long (SYSTEMD_BUS_TIMEOUT),
+# and start_injectd returns only once it answers a call: it owns its name
+# and socket before it has probed the kernel and entered its event loop.
 start_injectd() {
-    "$INJECTD" --log-target=stderr "$@" >>"$DAEMON_LOG" 2>&1 &
+    local -a wrapper
+    if [[ ${INJECTD_WRAPPER:-} == valgrind ]]; then
+        wrapper=(valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect
+                 "--suppressions=$SRC_DIR/tests/sanitizers/valgrind.supp")
+    else
+        read -r -a wrapper <<<"${INJECTD_WRAPPER:-}"
+    fi
+    if ((${#wrapper[@]})); then
+        export SYSTEMD_BUS_TIMEOUT=${SYSTEMD_BUS_TIMEOUT:-600}
+    fi
+    "${wrapper[@]}" "$INJECTD" --log-target=stderr "$@" >>"$DAEMON_LOG" 2>&1 &
     INJECTD_PID=$!
     at_exit stop_injectd
-    wait_until 60 name_has_owner org.injectd.Injector1
+    wait_until $((${#wrapper[@]} ? 600 : 60)) name_has_owner org.injectd.Injector1
     wait_until 10 test -S "$SOCKET"
+    if ((${#wrapper[@]})); then
+        wait_until 600 "$VARLINK_CALL" "$SOCKET" org.varlink.service.GetInfo
+    fi
 }
 
+# stop_injectd: SIGTERM, and the daemon must exit 0; any other status (a
+# crash, a sanitizer or valgrind report, a failed shutdown) is noted for
+# check_sanitizers (lib.sh), which fails the scenario at finish.
 stop_injectd() {
+    local rc=0
     [[ -n ${INJECTD_PID:-} ]] || return 0
     kill "$INJECTD_PID" 2>/dev/null || true
-    wait "$INJECTD_PID" 2>/dev/null || true
+    wait "$INJECTD_PID" 2>/dev/null || rc=$?
     INJECTD_PID=
+    if ((rc != 0)); then
+        {
+            echo "injectd exited with status $rc when stopped; its log:"
+            cat "$DAEMON_LOG"
+        } >"$_sanitizer_dir/injectd-exit.$BASHPID"
+    fi
 }
 
 # as USER CMD [ARG...]: run CMD as USER, inside USER's session cgroup.
@@ -80,6 +113,20 @@ as() {
         echo "$BASHPID" >"/sys/fs/cgroup/session-$user/cgroup.procs"
         exec setpriv --reuid="$user" --regid="$user" --init-groups --inh-caps=-all -- "$@"
     )
+}
+
+# start_as USER OUT ERR CMD [ARG...]: as, in the background, with stdout
+# to OUT and stderr to ERR; BG_PID is CMD's own pid (not a subshell's), so
+# signals sent to it reach CMD. Killed when the scenario ends.
+start_as() {
+    local user=$1 out=$2 err=$3
+    shift 3
+    (
+        echo "$BASHPID" >"/sys/fs/cgroup/session-$user/cgroup.procs"
+        exec setpriv --reuid="$user" --regid="$user" --init-groups --inh-caps=-all -- "$@"
+    ) >"$out" 2>"$err" &
+    BG_PID=$!
+    at_exit kill "$BG_PID"
 }
 
 # bus_inject USER KEY TYPE VALUE...: Inject over D-Bus with busctl (a real

@@ -39,6 +39,24 @@ export SRC_DIR BUILD_DIR ENGINE
 # subshell cannot change the scenario's variables.
 _state=$(mktemp -d /run/injectd-vmtest.XXXXXX)
 
+# ---------------------------------------------------------------- sanitizers
+
+# In a build with -Db_sanitize=address,undefined (docs/sanitizers.md) every
+# sanitizer report fails the scenario, whichever process made it: the
+# daemon, whose exit status few scenarios look at; a client that is
+# expected to fail anyway; a helper. Reports go to files in
+# _sanitizer_dir (writable by the test users too) that finish() checks, as
+# well as making their process fail. LeakSanitizer runs at every exit of an
+# instrumented program, so a leak is a report, except the one-time library
+# allocations listed, with reasons, in tests/sanitizers/lsan.supp. The
+# variables are harmless to programs built without sanitizers; the
+# caller's own options (passed in by tests/vm/run) come first, ours win.
+_sanitizer_dir=$(mktemp -d /run/injectd-sanitizer.XXXXXX)
+chmod 1777 "$_sanitizer_dir"
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}halt_on_error=1:print_stacktrace=1:log_path=$_sanitizer_dir/asan
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}halt_on_error=1:print_stacktrace=1:log_path=$_sanitizer_dir/ubsan
+export LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$SRC_DIR/tests/sanitizers/lsan.supp
+
 # ---------------------------------------------------------------- logging
 
 log() { printf '%s: %s\n' "$TEST_NAME" "$*" >&2; }
@@ -103,7 +121,8 @@ _on_exit() {
         _failed || printf 'FAIL %s: exited (status %d) without calling finish\n' "$TEST_NAME" "$rc" >&2
         ((rc)) || rc=1
     fi
-    rm -rf "$_state"
+    _sanitizer_reports >&2
+    rm -rf "$_state" "$_sanitizer_dir"
     exit "$rc"
 }
 trap _on_exit EXIT
@@ -258,10 +277,28 @@ check_clean() {
     fail "expected nothing left behind, saw: ${left//$'\n'/; }"
 }
 
+# Prints every sanitizer report so far (and what stop_injectd noted about
+# the daemon's exit); nothing if there is none.
+_sanitizer_reports() {
+    local f
+    for f in "$_sanitizer_dir"/*; do
+        [[ -s $f ]] || continue
+        printf '%s: %s:\n' "$TEST_NAME" "${f##*/}"
+        sed 's/^/  | /' "$f"
+    done
+}
+
+# check_sanitizers: fail if a sanitizer reported anything (the reports
+# follow the FAIL line).
+check_sanitizers() {
+    [[ -z $(_sanitizer_reports) ]] || fail "sanitizer reports, below"
+}
+
 # finish: the last line of every scenario.
 finish() {
     _run_at_exit
     _remove_cgroups
+    check_sanitizers
     check_clean
     _finished=1
     echo "PASS $TEST_NAME"
