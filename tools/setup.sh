@@ -22,6 +22,7 @@ packages=(
     bpftool libbpf-dev libsystemd-dev libjson-c-dev libcap-dev zlib1g-dev
     # tests and the test VM
     qemu-system-x86 btrfs-progs dbus polkitd pkexec socat util-linux
+    systemd libcap2-bin
     procps iproute2 kmod jq python3 libglib2.0-bin
     # the fuzz suite (libFuzzer, clang's sanitizer runtimes: only recommended
     # by clang) and the daemon under valgrind (docs/sanitizers.md)

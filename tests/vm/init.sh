@@ -95,6 +95,11 @@ dirs=("$stage/upper" "$stage/work")
         fi
         n=$((n + 1))
     done
+    # --systemd: systemd closes our fds, so the control share must stay
+    # reachable by path in the new root (init-systemd.sh).
+    if [[ ${JOB_SYSTEMD:-0} == 1 ]]; then
+        echo "$(esc "$ctl") $root/run/injectd-vm none bind,X-mount.mkdir"
+    fi
 } >"$stage/fstab"
 mkdir -p "${dirs[@]}" || die "cannot create the staging directories"
 mount -a -T "$stage/fstab" || die "mounting the file systems failed (mount -a: $?)"
@@ -137,6 +142,15 @@ out=$(find_port injectd.stdout) || die "virtio port injectd.stdout not found"
 err=$(find_port injectd.stderr) || die "virtio port injectd.stderr not found"
 
 [[ -d $JOB_CWD ]] || die "working directory '$JOB_CWD' is not visible in the VM"
+
+# --systemd: init-systemd.sh installs the project, then execs systemd as
+# PID 1; the job runs as a unit. (execfail: a failed exec must not end PID 1.)
+if [[ ${JOB_SYSTEMD:-0} == 1 ]]; then
+    shopt -s execfail
+    # shellcheck disable=SC2093 # execfail: a failed exec returns
+    exec /bin/bash "${BASH_SOURCE[0]%/*}/init-systemd.sh" boot "$out" "$err"
+    die "cannot run ${BASH_SOURCE[0]%/*}/init-systemd.sh"
+fi
 
 # The status file is opened (empty: "no status" to the host) before the
 # job runs, for the same reason as fd 8.

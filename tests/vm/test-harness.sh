@@ -1,8 +1,8 @@
 #!/bin/bash
 # Host-side test of tests/vm/run itself: exit statuses, streamed output,
-# the environment and shares it passes, the timeout, the skip rule, and a
-# failing lib.sh scenario. Runs on the host (meson test vm-harness); it
-# boots four VMs, about a minute under TCG.
+# the environment and shares it passes, the timeout, the skip rule, a
+# failing lib.sh scenario and the --systemd boot timeout. Runs on the host
+# (meson test vm-harness); it boots five VMs, about a minute under TCG.
 set -euo pipefail
 
 vm_dir=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
@@ -107,5 +107,15 @@ rc=0
 "$run" --timeout 120 --kernel "$tmp/bad-kernel" -- true >"$tmp/out" 2>"$tmp/err" || rc=$?
 assert_eq 125 "$rc" "exit status with a broken kernel"
 assert_contains "$(cat "$tmp/err")" "failed to boot" "message with a broken kernel"
+
+# 7. --systemd: a boot that does not reach the test unit in time is a
+#    harness error that says so, long before --timeout.
+log "systemd boot timeout"
+rc=0
+start=$SECONDS
+"$run" --systemd --boot-timeout 3 -- true >"$tmp/out" 2>"$tmp/err" || rc=$?
+assert_eq 125 "$rc" "exit status when systemd does not start the test unit in time"
+assert_contains "$(cat "$tmp/err")" "systemd did not start the test unit within 3s" "message on a boot timeout"
+((SECONDS - start < 60)) || fail "boot timeout: expected the VM gone within 60s, took $((SECONDS - start))s"
 
 echo "PASS harness"
