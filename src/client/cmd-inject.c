@@ -43,6 +43,23 @@ enum {
         ARG_DETACH,
 };
 
+/* With --json, holding streams JSON lines: "counters" whenever they
+ * change, then "ended" or "cancelled" with the last ones seen. */
+static void print_counters(const char *id, const char *type, uint64_t seen, uint64_t matched, uint64_t injected,
+                           uint64_t left) {
+        _cleanup_json_ json_object *o = json_object_new_object();
+
+        if (!o)
+                return;
+        json_object_object_add(o, "type", json_object_new_string(type));
+        json_object_object_add(o, "id", json_object_new_string(id));
+        json_object_object_add(o, "calls_seen", json_object_new_uint64(seen));
+        json_object_object_add(o, "calls_matched", json_object_new_uint64(matched));
+        json_object_object_add(o, "faults_injected", json_object_new_uint64(injected));
+        json_object_object_add(o, "remaining_usec", json_object_new_uint64(left));
+        print_json(o, true);
+}
+
 static int hold(Transport *t, const char *id, const char *function) {
         struct sigaction sa = { .sa_handler = on_stop };
         bool tty = isatty(STDOUT_FILENO);
@@ -78,6 +95,8 @@ static int hold(Transport *t, const char *id, const char *function) {
                 (void) json_get_u64(doc, "faults_injected", 0, UINT64_MAX, &injected);
                 (void) json_get_u64(doc, "remaining_usec", 0, UINT64_MAX, &left);
 
+                if (arg_json && (seen != last_seen || matched != last_matched || injected != last_injected))
+                        print_counters(id, "counters", seen, matched, injected, left);
                 if (!arg_json) {
                         if (tty)
                                 printf("\r\033[K%s: seen %" PRIu64 ", matched %" PRIu64 ", injected %" PRIu64
@@ -101,7 +120,10 @@ static int hold(Transport *t, const char *id, const char *function) {
                 printf("\n");
 
         if (gone) {
-                if (!arg_json)
+                if (arg_json)
+                        print_counters(id, "ended", last_seen == UINT64_MAX ? 0 : last_seen, last_matched,
+                                       last_injected, 0);
+                else
                         printf("Injection %s ended (expired or exhausted).\n", id);
                 return 0;
         }
@@ -111,7 +133,10 @@ static int hold(Transport *t, const char *id, const char *function) {
                 r = 0;
         if (r < 0)
                 return report_error(t, r, "Cannot cancel");
-        if (!arg_json)
+        if (arg_json)
+                print_counters(id, "cancelled", last_seen == UINT64_MAX ? 0 : last_seen, last_matched,
+                               last_injected, 0);
+        else
                 printf("Cancelled %s: seen %" PRIu64 ", matched %" PRIu64 ", injected %" PRIu64 ".\n",
                        id, last_seen == UINT64_MAX ? 0 : last_seen, last_matched, last_injected);
         return 0;
@@ -283,7 +308,7 @@ int cmd_inject(int argc, char **argv) {
                 return -r;
         r = transport_inject(t, req, &id, &expires, &injection);
         if (r < 0)
-                return report_error(t, r, "Cannot inject");
+                return report_inject_error(t, r, function);
 
         if (arg_json) {
                 _cleanup_json_ json_object *o = json_object_new_object();

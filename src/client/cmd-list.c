@@ -2,6 +2,7 @@
 /* injectctl list, show, cancel, watch */
 
 #include <errno.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -268,7 +269,26 @@ int cmd_cancel(int argc, char **argv) {
         return ret;
 }
 
+/* watch ID...: the watched injections not yet removed. */
+typedef struct WatchState {
+        char *const *ids;
+        bool *gone;
+        size_t n, n_left;
+} WatchState;
+
+/* Returns 1 (stop) once every watched injection has been removed. */
+static int watch_removed(WatchState *w, const char *id) {
+        for (size_t i = 0; i < w->n; i++)
+                if (!w->gone[i] && strcmp(w->ids[i], id) == 0) {
+                        w->gone[i] = true;
+                        w->n_left--;
+                        break;
+                }
+        return w->n > 0 && w->n_left == 0;
+}
+
 static int on_event(json_object *event, void *userdata) {
+        WatchState *w = userdata;
         const char *type = get_str(event, "type"), *id = get_str(event, "id");
         char tbuf[32];
         struct tm tm;
@@ -276,7 +296,7 @@ static int on_event(json_object *event, void *userdata) {
 
         if (arg_json) {
                 print_json(event, true);
-                return 0;
+                return strcmp(type, "removed") == 0 ? watch_removed(w, id) : 0;
         }
         if (strcmp(type, "watching") == 0) {
                 if (isatty(STDOUT_FILENO))
@@ -304,12 +324,22 @@ static int on_event(json_object *event, void *userdata) {
         }
         printf("\n");
         fflush(stdout);
-        return 0;
+        return strcmp(type, "removed") == 0 ? watch_removed(w, id) : 0;
+}
+
+/* Ctrl-C is how a watch without IDs ends: that is success. Every event is
+ * flushed as it is printed, so nothing is lost by leaving at once. The
+ * handler is installed, not inherited: a shell starts background jobs
+ * with SIGINT ignored. */
+static void on_watch_stop(int sig) {
+        _exit(0);
 }
 
 int cmd_watch(int argc, char **argv) {
         static const struct option options[] = { GLOBAL_OPTIONS };
         _cleanup_(transport_freep) Transport *t = NULL;
+        _cleanup_free_ bool *gone = NULL;
+        WatchState state;
         int c, r;
 
         while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
@@ -324,8 +354,19 @@ int cmd_watch(int argc, char **argv) {
         r = connect_daemon(&t);
         if (r < 0)
                 return -r;
+        gone = calloc(argc - optind + 1, sizeof(bool));
+        if (!gone)
+                return report_error(NULL, -ENOMEM, "Out of memory");
+        state = (WatchState) { .ids = argv + optind, .gone = gone, .n = argc - optind, .n_left = argc - optind };
+        {
+                struct sigaction sa = { .sa_handler = on_watch_stop };
+
+                (void) sigaction(SIGINT, &sa, NULL);
+                (void) sigaction(SIGTERM, &sa, NULL);
+        }
         /* argv is NULL-terminated, so argv + optind is a NULL-terminated list. */
-        r = transport_watch(t, argv + optind, on_event, NULL);
+        /* With IDs, it ends when they all have; without, on Ctrl-C. */
+        r = transport_watch(t, argv + optind, on_event, &state);
         if (r < 0)
                 return report_error(t, r, "Watching failed");
         return 0;

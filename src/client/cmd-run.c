@@ -150,9 +150,6 @@ int cmd_run(int argc, char **argv) {
         (void) sigaction(SIGTERM, &sa, &old_term);
         (void) sigaction(SIGQUIT, &sa, &old_quit);
 
-        /* Without it, the summary lacks the final counters of injections
-         * that ended during the run; not worth failing for. */
-        (void) event_watcher_start(arg_varlink_path, &w);
 
         for (size_t i = 0; i < n_specs; i++) {
                 _cleanup_json_ json_object *req = fail_spec_request(t, armed[i].spec, pid, duration);
@@ -164,12 +161,18 @@ int cmd_run(int argc, char **argv) {
                 r = transport_inject(t, req, &armed[i].id, NULL, &armed[i].last);
                 if (r < 0) {
                         fprintf(stderr, "injectctl: --fail '%s': ", armed[i].spec->function);
-                        ret = report_error(t, r, "Cannot inject");
+                        ret = report_inject_error(t, r, armed[i].spec->function);
                         goto abort_child;
                 }
         }
 
         /* Go. */
+        /* Without it, the summary lacks the final counters of injections
+         * that ended during the run; not worth failing for. Started only
+         * now: connecting first would start injectd by its socket, not by
+         * the D-Bus call the user asked for; and no fault can come before
+         * the command runs. */
+        (void) event_watcher_start(arg_varlink_path, &w);
         r = held_child_release(&child, &exec_errno);
         if (r < 0) {
                 ret = report_error(NULL, r, "Cannot start the command");

@@ -236,10 +236,11 @@ static json_object *fault_stack(EventWatcher *w, const char *id) {
 
 /* One run with call n+1 failing. Returns 0 and fills *run, or an exit
  * code (> 0) after printing why the sweep cannot go on. */
-static int sweep_one(Transport *t, EventWatcher *w, int kmsg_fd, const FailSpec *spec, char **cmd,
+static int sweep_one(Transport *t, EventWatcher **watcher, int kmsg_fd, const FailSpec *spec, char **cmd,
                      uint64_t n, uint64_t timeout, Run *run) {
         _cleanup_free_ char *id = NULL;
         _cleanup_json_ json_object *req = NULL, *doc = NULL;
+        EventWatcher *w;
         HeldChild child = HELD_CHILD_NULL;
         Output out = { .fd = -1 };
         FailSpec s = *spec;
@@ -268,9 +269,20 @@ static int sweep_one(Transport *t, EventWatcher *w, int kmsg_fd, const FailSpec 
         r = transport_inject(t, req, &id, NULL, NULL);
         if (r < 0) {
                 fprintf(stderr, "injectctl: --fail '%s': ", spec->function);
-                ret = report_error(t, r, "Cannot inject");
+                ret = report_inject_error(t, r, spec->function);
                 goto kill;
         }
+
+        /* The events' side channel, once: connecting before the first
+         * Inject would start injectd by its socket rather than by the
+         * transport the user chose; no fault comes before the release. */
+        if (n == 0) {
+                r = event_watcher_start(arg_varlink_path, watcher);
+                if (r < 0)
+                        fprintf(stderr, "injectctl: Cannot follow injectd's events on its Varlink socket (%s): "
+                                "the report will have no kernel stacks.\n", strerror(-r));
+        }
+        w = *watcher;
 
         start = monotonic_usec();
         r = held_child_release(&child, &exec_errno);
@@ -422,10 +434,6 @@ int cmd_sweep(int argc, char **argv) {
         r = connect_daemon(&t);
         if (r < 0)
                 return -r;
-        r = event_watcher_start(arg_varlink_path, &w);
-        if (r < 0)
-                fprintf(stderr, "injectctl: Cannot follow injectd's events on its Varlink socket (%s): "
-                        "the report will have no kernel stacks.\n", strerror(-r));
         r = kmsg_open(&kmsg_fd);
         if (r < 0)
                 fprintf(stderr, "injectctl: Cannot read the kernel log (/dev/kmsg: %s): kernel warnings, BUGs "
@@ -446,7 +454,7 @@ int cmd_sweep(int argc, char **argv) {
                 Run run;
 
                 progress(tty, n);
-                r = sweep_one(t, w, kmsg_fd, spec, argv + optind, n, timeout, &run);
+                r = sweep_one(t, &w, kmsg_fd, spec, argv + optind, n, timeout, &run);
                 progress(tty, UINT64_MAX);
                 if (got_signal) {
                         run_clear(&run);

@@ -12,8 +12,10 @@
 
 #include "config.h"
 #include "duration.h"
+#include "edit-distance.h"
 #include "errno-name.h"
 #include "injectctl.h"
+#include "json-util.h"
 #include "log.h"
 #include "spec.h"
 
@@ -84,7 +86,8 @@ static void help(void) {
                "     CMD's output goes to the report, not the terminal.\n"
                "\n"
                "Options:\n"
-               "  --json                      Print JSON (one document; JSON lines for watch)\n"
+               "  --json                      Print JSON (one document; JSON lines for watch\n"
+               "                              and for inject while it holds)\n"
                "  --no-pager                  Do not pipe output into a pager (never does)\n"
                "  --no-ask-password           Do not let polkit ask for a password\n"
                "  --varlink[=PATH]            Talk Varlink to PATH (default\n"
@@ -166,6 +169,57 @@ int report_error(Transport *t, int r, const char *what) {
         }
         fprintf(stderr, "injectctl: %s: %s\n", what, strerror(-r));
         return EXIT_REFUSED;
+}
+
+/* The injectable functions nearest to name, best first: near misses by
+ * edit distance, and names that contain it ("openat" finds
+ * __x64_sys_openat). */
+#define SUGGEST_FUNCTIONS_MAX 5
+
+static void suggest_functions(Transport *t, const char *name) {
+        _cleanup_json_ json_object *list = NULL;
+        struct { const char *name; size_t score; } best[SUGGEST_FUNCTIONS_MAX];
+        size_t n_best = 0, len = strlen(name), limit = len / 4 > 2 ? len / 4 : 2;
+
+        if (transport_list_functions(t, NULL, &list) < 0)
+                return;
+        for (size_t i = 0; i < json_object_array_length(list); i++) {
+                const char *fn = NULL;
+                size_t score, k;
+
+                if (json_get_string(json_object_array_get_idx(list, i), "name", &fn) < 0)
+                        continue;
+                score = edit_distance(name, fn);
+                if (len >= 4 && strstr(fn, name))
+                        score = score < 1 ? score : 1;
+                if (score > limit)
+                        continue;
+                /* Insert, keeping the best SUGGEST_FUNCTIONS_MAX in order. */
+                for (k = n_best; k > 0 && best[k - 1].score > score; k--)
+                        if (k < SUGGEST_FUNCTIONS_MAX)
+                                best[k] = best[k - 1];
+                if (k >= SUGGEST_FUNCTIONS_MAX)
+                        continue;
+                best[k].name = fn;
+                best[k].score = score;
+                if (n_best < SUGGEST_FUNCTIONS_MAX)
+                        n_best++;
+        }
+        if (n_best == 0)
+                return;
+        fputs("injectctl: Did you mean: ", stderr);
+        for (size_t i = 0; i < n_best; i++)
+                fprintf(stderr, "%s%s", i > 0 ? ", " : "", best[i].name);
+        fputs("? ('injectctl functions' lists them all.)\n", stderr);
+}
+
+int report_inject_error(Transport *t, int r, const char *function) {
+        int ret = report_error(t, r, "Cannot inject");
+
+        if (r == -EREMOTEIO && t && transport_error_name(t) &&
+            strcmp(transport_error_name(t), "NotInjectable") == 0)
+                suggest_functions(t, function);
+        return ret;
 }
 
 int connect_daemon(Transport **ret) {

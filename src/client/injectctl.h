@@ -59,6 +59,10 @@ int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * (EXIT_REFUSED). Returns the exit code. */
 int report_error(Transport *t, int r, const char *what);
 
+/* report_error() for a failed Inject of function, which also suggests
+ * injectable functions with near names when it is not injectable. */
+int report_inject_error(Transport *t, int r, const char *function);
+
 /* Connects through D-Bus or Varlink per the global options; on failure
  * prints why and returns the exit code as a negative number. */
 int connect_daemon(Transport **ret);

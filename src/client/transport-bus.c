@@ -291,6 +291,8 @@ typedef struct BusWatch {
         void *userdata;
         Known *known;
         size_t n_known;
+        char *daemon;   /* injectd's unique bus name */
+        json_object *functions; /* id → function */
         int r;          /* non-zero: stop with this */
 } BusWatch;
 
@@ -353,7 +355,34 @@ static int on_fault(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) 
         json_object_object_add(e, "tgid", json_object_new_int64(tgid));
         json_object_object_add(e, "comm", json_object_new_string(comm));
         json_object_object_add(e, "value", json_object_new_int64(value));
+        /* The signal does not name the function; the injection may be
+         * gone by now (times=1), so it was noted when it came. */
+        {
+                json_object *f = json_object_object_get(w->functions, id);
+
+                if (f)
+                        json_object_object_add(e, "function", json_object_get(f));
+        }
         watch_emit(w, e);
+        return 0;
+}
+
+/* Notes the function of each injection as it comes, for on_fault(). */
+static void note_function(BusWatch *w, const char *id, const char *path) {
+        _cleanup_free_ char *function = NULL;
+
+        if (!w->functions || json_object_object_get(w->functions, id))
+                return;
+        if (sd_bus_get_property_string(bus(w->t), BUS_NAME, path, BUS_INJECTION, "Function", NULL, &function) >= 0)
+                json_object_object_add(w->functions, id, json_object_new_string(function));
+}
+
+static int on_added(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        BusWatch *w = userdata;
+        const char *id, *path;
+
+        if (sd_bus_message_read(m, "so", &id, &path) >= 0 && watch_wants(w, id))
+                note_function(w, id, path);
         return 0;
 }
 
@@ -389,6 +418,16 @@ static int watch_poll(BusWatch *w, bool first) {
                 return r;
         n = json_object_array_length(list);
 
+        /* Signals that came in while we waited for the list are older than
+         * it: dispatch them first, or a removal seen in the list would end
+         * the watch before the fault and the reason they carry. */
+        while (w->r == 0 && (r = sd_bus_process(bus(w->t), NULL)) > 0)
+                ;
+        if (r < 0)
+                return r;
+        if (w->r != 0)
+                return 0;
+
         for (size_t i = 0; i < w->n_known; i++)
                 if (w->known[i].present && !find_injection(list, w->known[i].id)) {
                         w->known[i].present = false;
@@ -418,6 +457,9 @@ static int watch_poll(BusWatch *w, bool first) {
                         *k = (Known) { .id = strdup(id), .present = true };
                         if (!k->id)
                                 return -ENOMEM;
+                        if (w->functions && !json_object_object_get(w->functions, id))
+                                json_object_object_add(w->functions, id,
+                                                       json_object_get(json_object_object_get(doc, "function")));
                         if (!first) {
                                 e = new_event("added", id);
                                 if (e)
@@ -449,18 +491,53 @@ static uint64_t now_usec(void) {
 }
 
 static int bus_watch(Transport *t, char *const *ids, TransportEventFn callback, void *userdata) {
-        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *fault_slot = NULL, *removed_slot = NULL;
+        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *fault_slot = NULL, *removed_slot = NULL, *added_slot = NULL;
         BusWatch w = { .t = t, .ids = ids, .callback = callback, .userdata = userdata };
         uint64_t next;
         int r;
 
-        r = sd_bus_match_signal(bus(t), &fault_slot, BUS_NAME, NULL, BUS_INJECTION, "Fault", on_fault, &w);
+        /* The signals come unicast, and sd-bus compares their sender, the
+         * daemon's unique name, with the match's as is: match on that. */
+        {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+                sd_bus_error e = SD_BUS_ERROR_NULL;
+                const char *owner;
+
+                r = sd_bus_call_method(bus(t), "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                       "org.freedesktop.DBus", "GetNameOwner", &e, &reply, "s", BUS_NAME);
+                if (r < 0)
+                        r = bus_failed(t, &e, r);
+                sd_bus_error_free(&e);
+                if (r >= 0)
+                        r = sd_bus_message_read(reply, "s", &owner);
+                if (r >= 0 && !(w.daemon = strdup(owner)))
+                        r = -ENOMEM;
+                if (r < 0)
+                        goto finish;
+        }
+        r = sd_bus_match_signal(bus(t), &fault_slot, w.daemon, NULL, BUS_INJECTION, "Fault", on_fault, &w);
         if (r < 0)
                 goto finish;
-        r = sd_bus_match_signal(bus(t), &removed_slot, BUS_NAME, BUS_PATH, BUS_MANAGER, "InjectionRemoved",
+        r = sd_bus_match_signal(bus(t), &removed_slot, w.daemon, BUS_PATH, BUS_MANAGER, "InjectionRemoved",
                                 on_removed, &w);
         if (r < 0)
                 goto finish;
+        r = sd_bus_match_signal(bus(t), &added_slot, w.daemon, BUS_PATH, BUS_MANAGER, "InjectionAdded", on_added,
+                                &w);
+        if (r < 0)
+                goto finish;
+        w.functions = json_object_new_object();
+        /* Signals go to an injection's owning connection; subscribing gets
+         * them for every injection we may see, detached ones included. */
+        {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+
+                r = bus_new_call(t, BUS_PATH, BUS_MANAGER, "Subscribe", &m);
+                if (r >= 0)
+                        r = bus_call(t, m, NULL);
+                if (r < 0)
+                        goto finish;
+        }
 
         r = watch_poll(&w, true);
         if (r < 0)
@@ -497,6 +574,8 @@ finish:
         for (size_t i = 0; i < w.n_known; i++)
                 free(w.known[i].id);
         free(w.known);
+        free(w.daemon);
+        json_object_put(w.functions);
         return r;
 }
 

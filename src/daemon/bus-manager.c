@@ -189,6 +189,34 @@ static int method_list_injections(sd_bus_message *m, void *userdata, sd_bus_erro
         return reply_json(m, o);
 }
 
+static int method_subscribe(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        Manager *manager = userdata;
+        Caller c;
+        int r;
+
+        r = caller_from_bus(m, &c);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Cannot identify the caller: %m");
+        r = bus_subscribe(manager, sd_bus_message_get_sender(m), c.uid);
+        caller_done(&c);
+        if (r == -EUSERS)
+                return sd_bus_error_setf(error, BUS_ERROR_PREFIX INJECT_ERROR_LIMIT,
+                                         "Too many subscribers; try again later");
+        if (r < 0)
+                return r;
+        return sd_bus_reply_method_return(m, NULL);
+}
+
+static int method_unsubscribe(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        int r = bus_unsubscribe(userdata, sd_bus_message_get_sender(m));
+
+        if (r == -ENOENT)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Not subscribed");
+        if (r < 0)
+                return r;
+        return sd_bus_reply_method_return(m, NULL);
+}
+
 static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_METHOD_WITH_ARGS("GetCapabilities", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", capabilities_json),
@@ -204,33 +232,54 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ReloadPolicy", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_reload_policy,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Subscribe", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_subscribe,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Unsubscribe", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_unsubscribe,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("InjectionAdded", SD_BUS_ARGS("s", id, "o", injection), 0),
         SD_BUS_SIGNAL_WITH_ARGS("InjectionRemoved", SD_BUS_ARGS("s", id, "o", injection, "s", reason), 0),
         SD_BUS_VTABLE_END
 };
 
-/* Signals about an injection go to its owner only (and root may monitor the
- * bus): pids and comms of one user's processes are not for other users. An
- * owner on Varlink follows its injections with Watch instead. */
-int bus_emit_to_owner(Manager *m, Injection *inj, const char *path, const char *iface, const char *member,
-                      const char *types, ...) {
+/* Signals about an injection go to its owner and to the subscribers who
+ * may see it (its own user's, and root's) only: pids and comms of one
+ * user's processes are not for other users. An owner on Varlink follows
+ * its injections with Watch instead. */
+static int emit_one(Manager *m, const char *destination, const char *path, const char *iface, const char *member,
+                    const char *types, va_list ap) {
         sd_bus_message *msg = NULL;
-        va_list ap;
+        va_list aq;
         int r;
 
-        if (!m->bus || !inj->owner_bus_name)
-                return 0;
         r = sd_bus_message_new_signal(m->bus, &msg, path, iface, member);
         if (r >= 0)
-                r = sd_bus_message_set_destination(msg, inj->owner_bus_name);
+                r = sd_bus_message_set_destination(msg, destination);
         if (r >= 0) {
-                va_start(ap, types);
-                r = sd_bus_message_appendv(msg, types, ap);
-                va_end(ap);
+                va_copy(aq, ap);
+                r = sd_bus_message_appendv(msg, types, aq);
+                va_end(aq);
         }
         if (r >= 0)
                 r = sd_bus_send(m->bus, msg, NULL);
         sd_bus_message_unref(msg);
+        return r;
+}
+
+int bus_emit_to_owner(Manager *m, Injection *inj, const char *path, const char *iface, const char *member,
+                      const char *types, ...) {
+        BusSubscriber *iter = NULL;
+        const char *name;
+        va_list ap;
+        int r = 0;
+
+        if (!m->bus)
+                return 0;
+        va_start(ap, types);
+        if (inj->owner_bus_name)
+                r = emit_one(m, inj->owner_bus_name, path, iface, member, types, ap);
+        while ((name = bus_subscriber_next(m, inj, &iter)))
+                (void) emit_one(m, name, path, iface, member, types, ap);
+        va_end(ap);
         return r;
 }
 

@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 
 #include "audit.h"
+#include "bus-util.h"
 #include "authorize.h"
 #include "cleanup.h"
 #include "errno-name.h"
@@ -1242,6 +1243,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->sigint);
         varlink_server_free(m->varlink);
         polkit_context_free(m->polkit);
+        bus_subscribers_free(m);
         sd_bus_flush_close_unref(m->bus);
         policy_glue_free(m->policy);
         engine_free(m->engine);

@@ -29,6 +29,7 @@ typedef struct Policy Policy;
 typedef struct Manager Manager;
 typedef struct Injection Injection;
 typedef struct PendingRequest PendingRequest;
+typedef struct BusSubscriber BusSubscriber;
 
 typedef enum RemoveReason {
         REMOVE_CANCELLED,
@@ -97,6 +98,8 @@ struct Manager {
         sd_event_source *events_source;
 
         struct Watcher *watchers;       /* Varlink Watch streams */
+        BusSubscriber *bus_subscribers; /* Manager.Subscribe() callers */
+        size_t n_bus_subscribers;
 
         struct RateEntry *rates;
         size_t n_rates;

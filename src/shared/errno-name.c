@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cleanup.h"
+#include "edit-distance.h"
 #include "errno-name.h"
 
 /* strerrorname_np() only knows one name per number, so the second spelling
@@ -21,8 +22,7 @@ static const struct {
         { "ENOTSUP",     ENOTSUP     },
 };
 
-/* Longer input than any errno name cannot be a near miss, and bounding it
- * keeps the distance matrix on the stack. */
+/* Longer input than any errno name cannot be a near miss. */
 #define SUGGEST_MAX_LEN 32
 
 static char ascii_upper(char c) {
@@ -95,29 +95,6 @@ const char *errno_to_name(int err) {
         return strerrorname_np(abs(err));
 }
 
-/* Levenshtein distance, case-insensitive, two rows at a time. Both strings
- * are at most SUGGEST_MAX_LEN long (errno names are far shorter). */
-static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb) {
-        size_t prev[SUGGEST_MAX_LEN + 1], cur[SUGGEST_MAX_LEN + 1];
-
-        for (size_t j = 0; j <= lb; j++)
-                prev[j] = j;
-
-        for (size_t i = 1; i <= la; i++) {
-                cur[0] = i;
-                for (size_t j = 1; j <= lb; j++) {
-                        size_t sub = prev[j - 1] + (ascii_upper(a[i - 1]) != ascii_upper(b[j - 1]));
-                        size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
-                        size_t m = sub < del ? sub : del;
-
-                        cur[j] = m < ins ? m : ins;
-                }
-                memcpy(prev, cur, (lb + 1) * sizeof(size_t));
-        }
-
-        return prev[lb];
-}
-
 int errno_suggest(const char *s, const char **ret_name) {
         const char *best = NULL;
         size_t best_d = SIZE_MAX, ls, limit;
@@ -149,7 +126,7 @@ int errno_suggest(const char *s, const char **ret_name) {
                 if (ln > SUGGEST_MAX_LEN)
                         continue;
 
-                d = edit_distance(s, ls, n, ln);
+                d = edit_distance(s, n);
                 if (d < best_d) {
                         best_d = d;
                         best = n;
