@@ -1,0 +1,93 @@
+#!/bin/bash
+# kill -9 of the daemon under load (tests/vm/load-client.c), then a
+# restart: every injection that survives is adopted exactly once, the one
+# whose deadline passed meanwhile is removed as expired, and those whose
+# requesters went away with the load are removed as owner-gone. What a
+# quiet kill and restart do (counters, remaining time, an owner still
+# alive, --keep-on-exit) is test-daemon-restart.sh's.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-engine.sh"
+. "$(dirname "$0")/lib-daemon.sh"
+
+LOAD=$BUILD_DIR/tests/vm/load-client
+[[ -x $LOAD ]] || fail "load-client is not built at '$LOAD'"
+
+daemon_setup
+start_injectd --rate=0
+
+vl_root() { "$VARLINK_CALL" "$SOCKET" "$@"; }
+list_ids() { vl_root org.injectd.Injector.ListInjections '{"all":true}' | jq -r '.parameters.injections[].id' | sort; }
+# Root, global scope, a comm no thread has: armed, harmless, detached.
+inject_global() {
+    vl_root org.injectd.Injector.Inject "{\"function\":\"$1\",\"error\":\"EPERM\",\"scope\":\"global\",\"comm\":\"ld-nomatch-x\",\"detach\":true,\"duration_usec\":$2}" |
+        jq -r .parameters.id
+}
+
+survivors=()
+for f in __x64_sys_setpriority __x64_sys_sysinfo __x64_sys_newuname __x64_sys_times; do
+    survivors+=("$(inject_global "$f" 300000000)")
+done
+
+# The load: 10 + 10 clients arming, listing, watching and cancelling
+# (non-detached injections, in their own process scopes) for longer than
+# this scenario waits.
+"$LOAD" --dbus 10 --varlink 10 --iterations 1000 "$SOCKET" >"$DAEMON_WORK/load.out" 2>"$DAEMON_WORK/load.err" &
+load_pid=$!
+at_exit kill "$load_pid"
+busy() { (($(list_ids | wc -l) >= ${#survivors[@]} + 5)); }
+wait_until 60 busy
+
+before=$(list_ids)
+log "$(wc -l <<<"$before") injections armed before the kill"
+kill -0 "$load_pid" || fail "the load stopped before the kill: $(cat "$DAEMON_WORK/load.err")"
+# Killed right after it is armed, so that its deadline passes while no
+# daemon runs.
+short=$(inject_global __x64_sys_getrusage 2000000)
+short_armed=$(date +%s%N)
+kill -9 "$INJECTD_PID"
+wait "$INJECTD_PID" || true
+INJECTD_PID=
+# What is pinned now, exactly (the load may have cancelled some since the
+# listing, or armed others).
+pinned=$("$ENGINE" list --json | jq -r '.[].id' | sort)
+grep -qx "$short" <<<"$pinned" || fail "the short injection $short was gone before the kill"
+log "$(wc -l <<<"$pinned") injections pinned at the kill"
+
+# The load clients see the daemon gone and stop (their answers are not
+# checked here: test-daemon-load.sh does that).
+wait "$load_pid" || true
+# Past the short one's deadline, with no daemon.
+left_ms=$((2000 - ($(date +%s%N) - short_armed) / 1000000))
+((left_ms < 0)) || sleep $(((left_ms + 999) / 1000)).5
+
+log_from=$(($(wc -c <"$DAEMON_LOG") + 1))
+start_injectd --rate=0
+new_log() { tail -c +"$log_from" "$DAEMON_LOG"; }
+after=$(list_ids)
+
+# Exactly the survivors are listed, each once.
+assert_eq "$(printf '%s\n' "${survivors[@]}" | sort)" "$after" "injections after the restart"
+for id in "${survivors[@]}"; do
+    assert_eq 1 "$(new_log | grep -c "event=adopted id=$id ")" "adoption lines for $id"
+done
+# Nothing else is adopted, and nothing twice.
+adopted=$(new_log | sed -n 's/.*event=adopted id=\([0-9a-f]*\) .*/\1/p' | sort)
+assert_eq "$(printf '%s\n' "${survivors[@]}" | sort)" "$adopted" "injections adopted"
+# The expired one was dropped at start, as expired.
+new_log | grep -q "event=removed id=$short .*reason=expired" || fail "no 'expired' removal of $short: $(new_log)"
+# The load's injections, whose requesters are gone, were removed too; each
+# armed one once, with an audit line.
+for id in $(comm -23 <(echo "$pinned") <(printf '%s\n' "${survivors[@]}" "$short" | sort)); do
+    assert_eq 1 "$(new_log | grep -c "event=removed id=$id ")" "removals of the load's injection $id"
+done
+log "restart: ${#survivors[@]} adopted, $(($(wc -l <<<"$pinned") - ${#survivors[@]} - 1)) of the load's removed (owner gone), 1 expired"
+
+# The daemon works as before: the load runs again, cleanly.
+out=$("$LOAD" --dbus 5 --varlink 5 --iterations 2 "$SOCKET")
+log "after the restart: ${out//$'\n'/; }"
+for id in "${survivors[@]}"; do
+    vl_root org.injectd.Injector.Cancel "{\"id\":\"$id\"}" >/dev/null
+done
+assert_eq 0 "$(injections_left)" "injections left"
+stop_injectd
+finish
