@@ -83,6 +83,8 @@ static int hold(Transport *t, const char *id, const char *function) {
                 json_object *doc;
 
                 r = transport_list_injections(t, false, &list);
+                if (r < 0 && stop_signal)
+                        break;  /* the signal cut the call short (EINTR): cancel */
                 if (r < 0)
                         return report_error(t, r, "Cannot read the injection");
                 doc = injection_find(list, id);

@@ -69,7 +69,7 @@ for api in dbus varlink; do
     kill -INT "$hpid"
     rc=0
     wait "$hpid" || rc=$?
-    assert_eq 0 "$rc" "held inject's exit status after Ctrl-C ($api)"
+    assert_eq 0 "$rc" "held inject's exit status after Ctrl-C ($api; stderr: $(cat "$h.err"))"
     last=$(tail -1 "$h.json")
     assert_eq cancelled "$(jq -r .type <<<"$last")" "held inject's last line ($api)"
     assert_eq "$hid" "$(jq -r .id <<<"$last")" "held inject's id ($api)"
@@ -85,7 +85,7 @@ for api in dbus varlink; do
     assert_eq "/etc/hostname: ENOENT" "$(as alice "$OPEN_REPORT" 0 /etc/hostname)" "an open while held, text ($api)"
     wait_until 20 grep -q "injected 1" "$h.txt"
     kill -INT "$hpid"
-    wait "$hpid" || fail "held inject (text, $api) exited $?"
+    wait "$hpid" || fail "held inject (text, $api) exited $?: $(cat "$h.err")"
     assert_contains "$(tail -1 "$h.txt")" "Cancelled" "held inject's last text line ($api)"
     assert_eq 0 "$(injections_left)" "injections after Ctrl-C, text ($api)"
 
