@@ -5,6 +5,9 @@
 # requesters went away with the load are removed as owner-gone. What a
 # quiet kill and restart do (counters, remaining time, an owner still
 # alive, --keep-on-exit) is test-daemon-restart.sh's.
+# Then the wall clock jumps an hour forward and back: an injection's
+# remaining time and its end follow CLOCK_BOOTTIME, neither cut nor
+# extended.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-engine.sh"
 . "$(dirname "$0")/lib-daemon.sh"
@@ -33,7 +36,8 @@ done
 # this scenario waits.
 "$LOAD" --dbus 10 --varlink 10 --iterations 1000 "$SOCKET" >"$DAEMON_WORK/load.out" 2>"$DAEMON_WORK/load.err" &
 load_pid=$!
-at_exit kill "$load_pid"
+stop_load() { kill "$load_pid" 2>/dev/null || true; }
+at_exit stop_load
 busy() { (($(list_ids | wc -l) >= ${#survivors[@]} + 5)); }
 wait_until 60 busy
 
@@ -83,11 +87,58 @@ done
 log "restart: ${#survivors[@]} adopted, $(($(wc -l <<<"$pinned") - ${#survivors[@]} - 1)) of the load's removed (owner gone), 1 expired"
 
 # The daemon works as before: the load runs again, cleanly.
-out=$("$LOAD" --dbus 5 --varlink 5 --iterations 2 "$SOCKET")
+out=$("$LOAD" --dbus 2 --varlink 2 --iterations 1 "$SOCKET")
 log "after the restart: ${out//$'\n'/; }"
 for id in "${survivors[@]}"; do
     vl_root org.injectd.Injector.Cancel "{\"id\":\"$id\"}" >/dev/null
 done
 assert_eq 0 "$(injections_left)" "injections left"
+
+# The wall clock jumps; the deadline, on CLOCK_BOOTTIME, does not move.
+
+log "the wall clock jumps an hour forward, then back"
+boottime_ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
+DURATION_S=12
+# The daemon arms it some time between the call and the reply.
+before_ms=$(boottime_ms)
+out=$(vl_root org.injectd.Injector.Inject "{\"function\":\"__x64_sys_getrusage\",\"error\":\"EPERM\",\"scope\":\"global\",\"comm\":\"ld-nomatch-x\",\"detach\":true,\"duration_usec\":$((DURATION_S * 1000000))}")
+after_ms=$(boottime_ms)
+id=$(jq -r .parameters.id <<<"$out")
+expires=$(jq -r .parameters.expires_usec <<<"$out")
+restore_clock() { [[ -z ${clock_shifted:-} ]] || date -s '-1 hour' >/dev/null; }
+at_exit restore_clock
+date -s '+1 hour' >/dev/null
+clock_shifted=1
+doc() { vl_root org.injectd.Injector.ListInjections | jq -c --arg id "$id" '.parameters.injections[] | select(.id == $id)'; }
+# check_remaining WHEN: the remaining time is what BOOTTIME says is left,
+# within 1 s: neither cut to 0 nor extended by the hour.
+check_remaining() {
+    local t0 t1 remaining
+    # The daemon reads its clock between t0 and t1 (slow calls under TCG).
+    t0=$(boottime_ms)
+    remaining=$(doc | jq -r .remaining_usec)
+    t1=$(boottime_ms)
+    local lo=$((before_ms + DURATION_S * 1000 - t1 - 1000)) hi=$((after_ms + DURATION_S * 1000 - t0 + 1000))
+    log "  $1: remaining ${remaining} us, by BOOTTIME $((lo + 1000))..$((hi - 1000)) ms"
+    ((remaining > 0 && remaining / 1000 >= lo && remaining / 1000 <= hi)) ||
+        fail "remaining time $1: ${remaining} us, expected $((lo + 1000))..$((hi - 1000)) ms"
+}
+check_remaining "an hour ahead"
+d=$(doc)
+# expires_usec is the wall-clock deadline as of arming, for display (docs/dbus-api.md).
+assert_eq "$expires" "$(jq -r .expires_usec <<<"$d")" "expires_usec after the jump"
+date -s '-1 hour' >/dev/null
+clock_shifted=
+check_remaining "back"
+# It ends on time by BOOTTIME: not before its deadline, and within 2 s
+# after it (TCG under load).
+none_left() { [[ $(injections_left) == 0 ]]; }
+wait_until $((DURATION_S + 10)) none_left
+now=$(boottime_ms)
+log "  removed $((now - after_ms))..$((now - before_ms)) ms after arming (duration ${DURATION_S} s, by BOOTTIME)"
+((now - before_ms >= DURATION_S * 1000 - 200 && now - after_ms <= DURATION_S * 1000 + 2000)) ||
+    fail "removed $((now - after_ms))..$((now - before_ms)) ms after arming, expected ${DURATION_S} s"
+grep -q "event=removed id=$id .*reason=expired" "$DAEMON_LOG" || fail "no 'expired' removal of $id"
+
 stop_injectd
 finish
