@@ -84,7 +84,7 @@ new_log | grep -q "event=removed id=$short .*reason=expired" || fail "no 'expire
 for id in $(comm -23 <(echo "$pinned") <(printf '%s\n' "${survivors[@]}" "$short" | sort)); do
     assert_eq 1 "$(new_log | grep -c "event=removed id=$id ")" "removals of the load's injection $id"
 done
-log "restart: ${#survivors[@]} adopted, $(($(wc -l <<<"$pinned") - ${#survivors[@]} - 1)) of the load's removed (owner gone), 1 expired"
+log "restart: ${#survivors[@]} adopted, $(($(wc -l <<<"$pinned") - ${#survivors[@]} - 1)) of the load's removed (requester gone), 1 expired"
 
 # The daemon works as before: the load runs again, cleanly.
 out=$("$LOAD" --dbus 2 --varlink 2 --iterations 1 "$SOCKET")
