@@ -241,9 +241,23 @@ static int bus_inject(Transport *t, json_object *request, char **ret_id, uint64_
                 if (r < 0)
                         return r;
                 e = find_injection(list, id_copy);
-                if (!e)
-                        return transport_set_error(t, "NoSuchInjection", "The injection ended at once");
-                *ret_injection = json_object_get(e);
+                if (e)
+                        *ret_injection = json_object_get(e);
+                else {
+                        /* It was armed, and ended before we looked (a
+                         * times=1 fault that fired at once): not an error.
+                         * What is known of it, marked as ended. */
+                        json_object *f = json_object_object_get(request, "function");
+
+                        e = json_object_new_object();
+                        if (!e)
+                                return -ENOMEM;
+                        json_object_object_add(e, "id", json_object_new_string(id_copy));
+                        json_object_object_add(e, "function", json_object_get(f));
+                        json_object_object_add(e, "state", json_object_new_string("ended"));
+                        json_object_object_add(e, "expires_usec", json_object_new_uint64(expires));
+                        *ret_injection = e;
+                }
         }
         if (ret_id)
                 *ret_id = TAKE_PTR(id_copy);
