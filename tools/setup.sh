@@ -5,8 +5,9 @@
 # Debian 12, as root. Idempotent: apt runs only when a package is missing,
 # so a second run goes straight to meson (a few seconds). Installs what the
 # build (clang, bpftool, libbpf, libsystemd, json-c, libcap, meson), the
-# tests (QEMU for the VM suite, btrfs-progs, D-Bus, polkit, ...) and
-# tests/vm/build-kernel.sh (linux-source-6.1 and its build tools) need.
+# tests (QEMU for the VM suite, btrfs-progs, D-Bus, polkit, ...),
+# tests/vm/build-kernel.sh (linux-source-6.1 and its build tools) and
+# bench/run (bpftrace and BCC, the tools it compares injectd with) need.
 #
 #   tools/setup.sh                 install, `meson setup build`, compile
 #   BUILD_DIR=out tools/setup.sh   the same in another build directory
@@ -31,6 +32,8 @@ packages=(
     linux-source-6.1 make xz-utils flex bison bc cpio libelf-dev libssl-dev dwarves
     # man pages (scdoc builds them), shell completion
     man-db groff-base scdoc bash-completion
+    # bench/run: the peers injectd is measured against
+    bpftrace bpfcc-tools
 )
 
 if ((EUID != 0)); then
