@@ -287,8 +287,8 @@ start_probe() {
 ns_to_ms() { local d=$1; printf '%d.%03d' $((d / 1000000)) $(((d / 1000) % 1000)); }
 
 # The client's exit status (CLIENT_RC, when the tool has a client that
-# exits) is recorded with the sample: injectctl may report an injection
-# that fired and ended before its reply as an error.
+# exits) is recorded with the sample: until 3a60256, injectctl over D-Bus
+# reported an injection that fired and ended before its reply as an error.
 sample_done() { # TOOL T0_NS [BACKEND]
     local tool=$1 t0=$2 backend=${3:-} rc=0 out
     wait "$PROBE_PID" || rc=$?
