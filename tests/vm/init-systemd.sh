@@ -100,19 +100,8 @@ SYSTEMD_OFFLINE=1 systemctl enable injectd.socket >>"$install_log" 2>&1 ||
 
 # ---------------------------------------------------------------- the VM's configuration
 
-find_port() {
-    local p i
-    for ((i = 0; i < 400; i++)); do
-        for p in /sys/class/virtio-ports/*; do
-            if [[ -r $p/name && $(<"$p/name") == "$1" ]]; then
-                echo "/dev/${p##*/}"
-                return 0
-            fi
-        done
-        sleep 0.05
-    done
-    return 1
-}
+# shellcheck source=tests/vm/virtio-port.sh
+. "$vm_dir/virtio-port.sh"
 journal=$(find_port injectd.journal) || die "virtio port injectd.journal not found"
 
 etc=/etc/systemd/system

@@ -122,22 +122,9 @@ cd / || die "cannot enter /"
 echo injectd-vm >/proc/sys/kernel/hostname
 ip link set lo up 2>/dev/null
 
-# The job's output ports: virtio-serial ports named by tests/vm/run. The
-# driver adds them asynchronously after probing, so they may take a moment
-# (longer on a loaded host: wait up to 20 s).
-find_port() {
-    local p i
-    for ((i = 0; i < 400; i++)); do
-        for p in /sys/class/virtio-ports/*; do
-            if [[ -r $p/name && $(<"$p/name") == "$1" ]]; then
-                echo "/dev/${p##*/}"
-                return 0
-            fi
-        done
-        sleep 0.05
-    done
-    return 1
-}
+# The job's output ports: virtio-serial ports named by tests/vm/run.
+# shellcheck source=tests/vm/virtio-port.sh
+. "${BASH_SOURCE[0]%/*}/virtio-port.sh"
 out=$(find_port injectd.stdout) || die "virtio port injectd.stdout not found"
 err=$(find_port injectd.stderr) || die "virtio port injectd.stderr not found"
 
