@@ -98,6 +98,22 @@ systemd-sysusers injectd.conf >>"$install_log" 2>&1 ||
 SYSTEMD_OFFLINE=1 systemctl enable injectd.socket >>"$install_log" 2>&1 ||
     install_failed "systemctl enable injectd.socket failed"
 
+# A build with -Db_sanitize (docs/sanitizers.md): the service gets the
+# sanitizer options that tests/vm/lib.sh gives every other process, except
+# two. Reports go to stderr, which is the journal (the unit's ProtectSystem
+# leaves no file it could write); lib-systemd.sh fails the scenario on any.
+# And no LeakSanitizer: at exit it needs ptrace(2), which the unit's system
+# call filter refuses, as it should. The same daemon binary is leak-checked
+# by every scenario that runs it outside systemd.
+if ldd /usr/libexec/injectd 2>/dev/null | grep -q libasan; then
+    mkdir -p /etc/systemd/system/injectd.service.d &&
+        cat >/etc/systemd/system/injectd.service.d/50-sanitizers.conf <<EOF || install_failed "cannot write the sanitizer drop-in"
+[Service]
+Environment=ASAN_OPTIONS=halt_on_error=1:print_stacktrace=1:detect_leaks=0
+Environment=UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+EOF
+fi
+
 # ---------------------------------------------------------------- the VM's configuration
 
 # shellcheck source=tests/vm/virtio-port.sh

@@ -33,6 +33,17 @@ _sd_show_journal() {
 }
 at_exit _sd_show_journal
 
+# Under -Db_sanitize the service's sanitizer reports are in the journal
+# (init-systemd.sh); copied into lib.sh's report directory, they fail the
+# scenario at finish like any other process's. Runs before finish checks.
+_sd_collect_sanitizer_reports() {
+    local reports
+    reports=$(journalctl --no-pager -o cat --since "@$_sd_start" -u injectd.service 2>/dev/null |
+        grep -E -A 40 'ERROR: (Address|Leak)Sanitizer|runtime error:') || return 0
+    printf '%s\n' "$reports" >"$_sanitizer_dir/injectd.service-journal"
+}
+at_exit _sd_collect_sanitizer_reports
+
 # unit_state UNIT: ActiveState (active, inactive, activating, failed...).
 unit_state() { systemctl show -P ActiveState "$1"; }
 

@@ -96,6 +96,27 @@ ExecStartPre=/usr/lib/injectd-test/sandbox-check
 # BPF loads are slow under TCG.
 TimeoutStartSec=400
 EOF
+# Under -Db_sanitize (docs/sanitizers.md): the check's programs and the
+# daemon report into /run/injectd, the one place the sandbox lets them
+# write and which outlives a stop; the reports join lib.sh's and fail the
+# scenario at finish. No LeakSanitizer here: it needs ptrace(2) at exit,
+# which the unit's system call filter refuses. The same binaries are
+# leak-checked by the scenarios that run them outside the unit.
+if ldd "$INJECTD" | grep -q libasan; then
+    cat >/etc/systemd/system/injectd.service.d/50-sanitizers.conf <<'EOF'
+[Service]
+Environment=ASAN_OPTIONS=halt_on_error=1:print_stacktrace=1:detect_leaks=0:log_path=/run/injectd/sanitizer-asan
+Environment=UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path=/run/injectd/sanitizer-ubsan
+EOF
+    collect_unit_reports() {
+        local f
+        for f in /run/injectd/sanitizer-*; do
+            [[ -e $f ]] && mv "$f" "$_sanitizer_dir/unit-${f##*/}"
+        done
+        return 0
+    }
+    at_exit collect_unit_reports
+fi
 # dbus-daemon gives an activated service 25 s to appear; the sandbox check
 # and the BPF loads take longer under TCG.
 cat >/etc/dbus-1/system-local.conf <<'EOF'
