@@ -98,7 +98,9 @@ assert_eq 0 "$(injections_left)" "injections left"
 
 log "the wall clock jumps an hour forward, then back"
 boottime_ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
-DURATION_S=12
+# Long enough for the calls below on a loaded host under TCG (and ASan);
+# the scenario waits for it to end.
+DURATION_S=20
 # The daemon arms it some time between the call and the reply.
 before_ms=$(boottime_ms)
 out=$(vl_root org.injectd.Injector.Inject "{\"function\":\"__x64_sys_getrusage\",\"error\":\"EPERM\",\"scope\":\"global\",\"comm\":\"ld-nomatch-x\",\"detach\":true,\"duration_usec\":$((DURATION_S * 1000000))}")
@@ -111,32 +113,36 @@ date -s '+1 hour' >/dev/null
 clock_shifted=1
 doc() { vl_root org.injectd.Injector.ListInjections | jq -c --arg id "$id" '.parameters.injections[] | select(.id == $id)'; }
 # check_remaining WHEN: the remaining time is what BOOTTIME says is left,
-# within 1 s: neither cut to 0 nor extended by the hour.
+# within 1 s: neither cut to 0 nor extended by the hour. Leaves the
+# injection's document in d.
 check_remaining() {
     local t0 t1 remaining
     # The daemon reads its clock between t0 and t1 (slow calls under TCG).
     t0=$(boottime_ms)
-    remaining=$(doc | jq -r .remaining_usec)
+    d=$(doc)
     t1=$(boottime_ms)
+    [[ -n $d ]] || fail "injection $id is gone $1, before its deadline"
+    remaining=$(jq -r .remaining_usec <<<"$d")
     local lo=$((before_ms + DURATION_S * 1000 - t1 - 1000)) hi=$((after_ms + DURATION_S * 1000 - t0 + 1000))
     log "  $1: remaining ${remaining} us, by BOOTTIME $((lo + 1000))..$((hi - 1000)) ms"
     ((remaining > 0 && remaining / 1000 >= lo && remaining / 1000 <= hi)) ||
         fail "remaining time $1: ${remaining} us, expected $((lo + 1000))..$((hi - 1000)) ms"
 }
 check_remaining "an hour ahead"
-d=$(doc)
 # expires_usec is the wall-clock deadline as of arming, for display (docs/dbus-api.md).
 assert_eq "$expires" "$(jq -r .expires_usec <<<"$d")" "expires_usec after the jump"
 date -s '-1 hour' >/dev/null
 clock_shifted=
 check_remaining "back"
-# It ends on time by BOOTTIME: not before its deadline, and within 2 s
-# after it (TCG under load).
+# It ends on time by BOOTTIME: not before its deadline, and within 5 s
+# after it. The slack is the polling below (each call can take a second
+# under TCG, ASan and a loaded host); a deadline moved by the jump would be
+# off by an hour.
 none_left() { [[ $(injections_left) == 0 ]]; }
 wait_until $((DURATION_S + 10)) none_left
 now=$(boottime_ms)
 log "  removed $((now - after_ms))..$((now - before_ms)) ms after arming (duration ${DURATION_S} s, by BOOTTIME)"
-((now - before_ms >= DURATION_S * 1000 - 200 && now - after_ms <= DURATION_S * 1000 + 2000)) ||
+((now - before_ms >= DURATION_S * 1000 - 200 && now - after_ms <= DURATION_S * 1000 + 5000)) ||
     fail "removed $((now - after_ms))..$((now - before_ms)) ms after arming, expected ${DURATION_S} s"
 grep -q "event=removed id=$id .*reason=expired" "$DAEMON_LOG" || fail "no 'expired' removal of $id"
 
