@@ -7,11 +7,11 @@
  *               [--iterations N] [--function NAME] SOCKET
  *
  * --dbus / --varlink clients loop --iterations times over: Inject (process
- * scope of themselves, a comm filter that matches no thread, 60 s),
+ * scope of themselves, a comm filter that matches no thread, 300 s),
  * ListInjections (their id must be listed), a short watch (D-Bus:
  * Subscribe; Varlink: Watch on a second connection, raw), Cancel, and then
  * the watch must show the removal (reason "cancelled"); D-Bus Unsubscribes.
- * Every answer is checked; one that is wrong or late (20 s) is a failure.
+ * Every answer is checked; one that is wrong or late (60 s) is a failure.
  *
  * --garbage clients send, in turn: text that is not JSON, a truncated
  * object, 2 MB without a message end, Inject with wrong parameter types,
@@ -51,8 +51,12 @@
 #define BUS_MANAGER "org.injectd.Injector1.Manager"
 #define VL_IFACE "org.injectd.Injector."
 #define COMM_NOMATCH "ld-nomatch-x" /* no thread is called this */
-#define DURATION_USEC UINT64_C(60000000)
-#define WAIT_USEC UINT64_C(20000000)
+/* Each answer must come within WAIT_USEC. With 50 clients queued on one
+ * daemon under TCG, a loaded 2-core host and ASan, p99 reached 20 s; the
+ * printed latencies show the real distribution. An injection must outlive
+ * the slowest round trip before its Cancel. */
+#define WAIT_USEC UINT64_C(60000000)
+#define DURATION_USEC UINT64_C(300000000)
 
 enum { T_DBUS, T_VARLINK, T_MAX };
 static const char *const transport_name[T_MAX] = { "dbus", "varlink" };
