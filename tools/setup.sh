@@ -12,6 +12,13 @@
 #   tools/setup.sh                 install, `meson setup build`, compile
 #   BUILD_DIR=out tools/setup.sh   the same in another build directory
 #   MESON_SETUP_ARGS='-Dvm_tests=false' tools/setup.sh
+#
+# build/ is the test build: AddressSanitizer and UndefinedBehaviorSanitizer
+# are on (-Db_sanitize=address,undefined), so every test, unit or VM, also
+# checks memory errors, leaks and undefined behaviour (docs/sanitizers.md).
+# MESON_SETUP_ARGS come after that default and may override it
+# (-Db_sanitize=none). What you install or benchmark is built without them:
+# README.md ("Installing on a real machine"), bench/run.
 set -euo pipefail
 
 src_dir=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
@@ -59,9 +66,10 @@ fi
 
 cd "$src_dir"
 # shellcheck disable=SC2086 # MESON_SETUP_ARGS is a list of words
+setup_args="-Db_sanitize=address,undefined ${MESON_SETUP_ARGS:-}"
 if [[ -f $build_dir/meson-private/coredata.dat ]]; then
-    meson setup --reconfigure ${MESON_SETUP_ARGS:-} "$build_dir"
+    meson setup --reconfigure $setup_args "$build_dir"
 else
-    meson setup ${MESON_SETUP_ARGS:-} "$build_dir"
+    meson setup $setup_args "$build_dir"
 fi
 meson compile -C "$build_dir"
