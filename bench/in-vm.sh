@@ -121,7 +121,15 @@ stop_tool() {
     fi
     wait "$pid" 2>/dev/null || true
 }
-# No site of any backend on FUNCTION: the next arm there is a cold one.
+# The daemon keeps a detached site's program for a grace period
+# (--site-cache); a policy reload frees them all, so the next arm on any
+# function is a cold one again.
+flush_sites() {
+    "$INJECTCTL" --varlink reload-policy >/dev/null 2>>"$WORK/client.log" || log "reload-policy failed"
+}
+
+# No site of any backend on FUNCTION, attached or cached: the next arm
+# there loads (after flush_sites) or re-attaches.
 site_gone() {
     local s
     for s in "$PINS"/sites/*-"$1"; do [[ -e $s ]] && return 1; done
@@ -421,17 +429,36 @@ bench_arm() {
     holder=${HOLDERS[-1]}
     for ((r = 1; r <= RUNS; r++)); do
         log "-- round $r"
+        # Cold: nothing loaded or cached for the function (the policy reload
+        # frees the daemon's cache of detached sites), so the request loads
+        # and verifies a program. Cached: the same request again, once the
+        # first one's site has been detached, within the grace period, so
+        # the daemon re-attaches the program it kept.
+        flush_sites
         arm_injectctl injectctl-dbus __x64_sys_openat ENOENT
         wait_for 30 site_gone __x64_sys_openat
+        arm_injectctl injectctl-dbus-cached __x64_sys_openat ENOENT
+        wait_for 30 site_gone __x64_sys_openat
+        flush_sites
         arm_injectctl injectctl-varlink __x64_sys_openat ENOENT --varlink
         wait_for 30 site_gone __x64_sys_openat
+        arm_injectctl injectctl-varlink-cached __x64_sys_openat ENOENT --varlink
+        wait_for 30 site_gone __x64_sys_openat
+        flush_sites
         arm_resident varlink-resident __x64_sys_openat ENOENT
         wait_for 30 site_gone __x64_sys_openat
+        arm_resident varlink-resident-cached __x64_sys_openat ENOENT
+        wait_for 30 site_gone __x64_sys_openat
+        flush_sites
         arm_injectctl injectctl-dbus-kprobe __x64_sys_openat ENOENT -- --backend kprobe
         wait_for 30 site_gone __x64_sys_openat
+        arm_injectctl injectctl-dbus-kprobe-cached __x64_sys_openat ENOENT -- --backend kprobe
+        wait_for 30 site_gone __x64_sys_openat
+        flush_sites
         arm_engine
         arm_bpftrace
         arm_fail_function
+        flush_sites
         arm_injectctl injectctl-dbus-failslab should_failslab ENOMEM
         wait_for 30 site_gone should_failslab
 
@@ -654,8 +681,12 @@ bench_sweep() {
         "$SWEEP_TARGET" 3 >/dev/null 2>&1 || true
         emit "{\"kind\":\"sweep-bare\",\"usec\":$(($(now_us) - t0))}"
     done
+    # Cold: nothing cached when the sweep starts; its first run loads the
+    # program, the later ones re-attach it (the daemon's site cache).
+    flush_sites
     sweep_once dbus-cold
     wait_for 30 site_gone should_failslab
+    flush_sites
     sweep_once varlink-cold --varlink
     wait_for 30 site_gone should_failslab
     ((${#HOLDERS[@]})) || spawn_holders 1

@@ -22,8 +22,12 @@
 #include "engine.h"
 #include "inject.skel.h"
 #include "kallsyms.h"
+#include "log.h"
 #include "probe.h"
 #include "scope.h"
+
+typedef struct OwnedSite OwnedSite;
+static OwnedSite *owned_site_free(Engine *e, OwnedSite *o);
 
 struct Engine {
         char *pin_root;
@@ -37,6 +41,12 @@ struct Engine {
         EngineCaps caps;
         bool caps_done;
         KernelProbe *probe;
+
+        OwnedSite *owned;               /* sites we loaded: attached, or cached */
+        unsigned n_cached;              /* ... of which detached, kept for reuse */
+        uint64_t cache_grace_usec;
+        unsigned cache_max;
+        EngineSiteStats stats;
 };
 
 /* An open site: the fds of its pinned maps. */
@@ -135,6 +145,8 @@ Engine *engine_free(Engine *e) {
         function_table_free(e->functions);
         kallsyms_free(e->kallsyms);
         kernel_probe_free(e->probe);
+        while (e->owned)
+                owned_site_free(e, e->owned);
         free(e);
         return NULL;
 }
@@ -147,6 +159,8 @@ int engine_new(const char *pin_root, Engine **ret) {
         if (!e)
                 return -ENOMEM;
         e->lock_fd = e->events_fd = -1;
+        e->cache_grace_usec = ENGINE_SITE_CACHE_GRACE_DEFAULT_USEC;
+        e->cache_max = ENGINE_SITE_CACHE_MAX_DEFAULT;
         e->pin_root = strdup(pin_root ?: ENGINE_PIN_ROOT);
         if (!e->pin_root ||
             asprintf(&e->sites_dir, "%s/sites", e->pin_root) < 0 ||
@@ -408,35 +422,252 @@ static int engine_pin_events(Engine *e) {
         return 0;
 }
 
-static int site_create(Engine *e, const char *function, Backend b, const char *final_dir, Site *ret, InjectError *err) {
-        struct inject_bpf *skel = NULL;
-        struct bpf_link *link = NULL;
-        struct bpf_program *prog;
-        char tmp[PATH_MAX], p[PATH_MAX];
+/* ---- loading, attaching and the site cache ----------------------------- */
+
+/* Loading a site means verifying its program: hundreds of milliseconds
+ * under emulation, most of a cold request. So a site this engine loaded
+ * keeps its skeleton (the verified program and its maps) in e->owned. When
+ * the site's last injection ends, the site is unpinned, which detaches the
+ * program (callers of the function pay nothing), but the skeleton stays
+ * for a grace period: the next request on the same (function, backend)
+ * re-attaches it instead of loading it again. Only this process can
+ * re-attach it, so a restarted daemon starts with an empty cache; what is
+ * pinned is adopted as before. */
+struct OwnedSite {
+        OwnedSite *prev, *next;         /* e->owned, most recently used first */
+        char function[INJECT_FUNC_LEN];
+        Backend backend;
+        struct inject_bpf *skel;
+        bool detached;                  /* not pinned: a cached entry */
+        uint64_t detached_ns;           /* CLOCK_BOOTTIME, when detached is set */
+};
+
+static bool site_cache_enabled(const Engine *e) {
+        return e->cache_grace_usec > 0 && e->cache_max > 0;
+}
+
+static OwnedSite *owned_site_free(Engine *e, OwnedSite *o) {
+        if (!o)
+                return NULL;
+        if (o->prev)
+                o->prev->next = o->next;
+        else if (e->owned == o)
+                e->owned = o->next;
+        if (o->next)
+                o->next->prev = o->prev;
+        if (o->detached)
+                e->n_cached--;
+        /* Closes our fds only; a pinned link keeps an attached program alive. */
+        inject_bpf__destroy(o->skel);
+        free(o);
+        return NULL;
+}
+
+static void owned_site_to_front(Engine *e, OwnedSite *o) {
+        if (e->owned == o)
+                return;
+        if (o->prev)
+                o->prev->next = o->next;
+        if (o->next)
+                o->next->prev = o->prev;
+        o->prev = NULL;
+        o->next = e->owned;
+        if (e->owned)
+                e->owned->prev = o;
+        e->owned = o;
+}
+
+static OwnedSite *owned_site_find(Engine *e, const char *function, Backend b) {
+        for (OwnedSite *o = e->owned; o; o = o->next)
+                if (o->backend == b && strncmp(o->function, function, INJECT_FUNC_LEN) == 0)
+                        return o;
+        return NULL;
+}
+
+static int owned_site_add(Engine *e, const char *function, Backend b, struct inject_bpf *skel) {
+        OwnedSite *o;
+
+        o = calloc(1, sizeof(*o));
+        if (!o)
+                return -ENOMEM;
+        strncpy(o->function, function, INJECT_FUNC_LEN - 1);
+        o->backend = b;
+        o->skel = skel;
+        o->next = e->owned;
+        if (e->owned)
+                e->owned->prev = o;
+        e->owned = o;
+        return 0;
+}
+
+/* Empties a site's maps: no scope, no slot, nothing counted. A re-attached
+ * program must start exactly as a freshly loaded one, so no scope of an
+ * earlier injection can ever match (each scope entry also names its
+ * injection's id, which a new injection never reuses). */
+static int site_maps_reset(int scopes_fd, int slots_fd, int site_fd, Backend b, const char *function) {
         struct inject_site_info info = { .backend = b };
+        struct inject_scope_key key;
+        const struct inject_slot empty = {};
         uint32_t zero = 0;
-        uint64_t rnd = 0;
+
+        /* Deleting the key we just got makes the next "first key" lookup
+         * start over, so this ends when the hash is empty. */
+        while (bpf_map_get_next_key(scopes_fd, NULL, &key) == 0)
+                if (bpf_map_delete_elem(scopes_fd, &key) < 0 && errno != ENOENT)
+                        return negative_errno();
+        if (errno != ENOENT)
+                return negative_errno();
+
+        for (uint32_t i = 0; i < INJECT_MAX_SLOTS; i++) {
+                struct inject_slot slot;
+
+                if (bpf_map_lookup_elem(slots_fd, &i, &slot) < 0)
+                        return negative_errno();
+                if (memcmp(&slot, &empty, sizeof(slot)) != 0 &&
+                    bpf_map_update_elem(slots_fd, &i, &empty, BPF_ANY) < 0)
+                        return negative_errno();
+        }
+
+        strncpy(info.function, function, INJECT_FUNC_LEN - 1);
+        if (bpf_map_update_elem(site_fd, &zero, &info, BPF_ANY) < 0)
+                return negative_errno();
+        return 0;
+}
+
+static int owned_site_reset(OwnedSite *o) {
+        struct inject_bpf *s = o->skel;
+
+        return site_maps_reset(bpf_map__fd(s->maps.scopes), bpf_map__fd(s->maps.slots), bpf_map__fd(s->maps.site),
+                               o->backend, o->function);
+}
+
+/* Frees the least recently used cached entries beyond the cap. */
+static void site_cache_trim(Engine *e) {
+        OwnedSite *o, *prev;
+
+        if (e->n_cached <= e->cache_max)
+                return;
+        for (o = e->owned; o && o->next; o = o->next)
+                ;
+        for (; o && e->n_cached > e->cache_max; o = prev) {
+                prev = o->prev;
+                if (!o->detached)
+                        continue;
+                owned_site_free(e, o);
+                e->stats.evicted++;
+        }
+}
+
+/* Marks a program of ours as detached, with its maps emptied. Fails, and
+ * then must be freed, when the maps cannot be emptied: a program whose maps
+ * may still hold a scope is never reused. */
+static int owned_site_detach(Engine *e, OwnedSite *o) {
         int r;
 
-        r = engine_pin_events(e);
+        r = owned_site_reset(o);
         if (r < 0)
-                return inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
-                                        "Cannot create the event ring buffer in '%s': %s", e->pin_root, strerror(-r));
-        if (mkdir(e->sites_dir, 0700) < 0 && errno != EEXIST)
-                return negative_errno();
+                return r;
+        if (!o->detached) {
+                o->detached = true;
+                e->n_cached++;
+        }
+        o->detached_ns = now_boottime_ns();
+        return 0;
+}
 
-        /* Build the site under a temporary name and rename it into place, so
-         * a crash never leaves a half-built site under its real name. */
-        (void) getrandom(&rnd, sizeof(rnd), 0);
-        snprintf(tmp, sizeof(tmp), "%s/tmp-%016llx", e->pin_root, (unsigned long long) rnd);
-        if (mkdir(tmp, 0700) < 0)
-                return negative_errno();
+/* The site (function, b) is no longer pinned: our program for it, if we
+ * own one, is detached now. Keep it for reuse, or free it. */
+static void site_cache_put(Engine *e, const char *function, Backend b) {
+        OwnedSite *o = owned_site_find(e, function, b);
+
+        if (!o)
+                return;
+        if (!site_cache_enabled(e) || owned_site_detach(e, o) < 0) {
+                owned_site_free(e, o);
+                return;
+        }
+        owned_site_to_front(e, o);
+        site_cache_trim(e);
+}
+
+/* An entry we think is attached whose site is no longer pinned was
+ * detached behind our back (another engine removed its last injection):
+ * count it as cached from now on, so that it expires. */
+static void site_cache_notice_detached(Engine *e) {
+        OwnedSite *o, *n;
+
+        for (o = e->owned; o; o = n) {
+                _cleanup_free_ char *dir = NULL;
+                char p[PATH_MAX];
+
+                n = o->next;
+                if (o->detached)
+                        continue;
+                if (site_dir_name(e, o->function, o->backend, &dir) < 0 ||
+                    pin_path(p, sizeof(p), dir, "link") < 0 || access(p, F_OK) >= 0 || errno != ENOENT)
+                        continue;
+                if (!site_cache_enabled(e) || owned_site_detach(e, o) < 0)
+                        owned_site_free(e, o);
+        }
+        site_cache_trim(e);
+}
+
+void engine_set_site_cache(Engine *e, uint64_t grace_usec, unsigned max_sites) {
+        e->cache_grace_usec = grace_usec;
+        e->cache_max = max_sites;
+        if (!site_cache_enabled(e))
+                engine_site_cache_flush(e);
+        else
+                site_cache_trim(e);
+}
+
+uint64_t engine_site_cache_expire(Engine *e) {
+        uint64_t now = now_boottime_ns(), next = UINT64_MAX, grace_ns = e->cache_grace_usec * 1000;
+        OwnedSite *o, *n;
+
+        site_cache_notice_detached(e);
+        for (o = e->owned; o; o = n) {
+                n = o->next;
+                if (!o->detached)
+                        continue;
+                if (now - o->detached_ns >= grace_ns) {
+                        owned_site_free(e, o);
+                        e->stats.expired++;
+                } else if (o->detached_ns + grace_ns < next)
+                        next = o->detached_ns + grace_ns;
+        }
+        return next;
+}
+
+void engine_site_cache_flush(Engine *e) {
+        OwnedSite *o, *n;
+
+        for (o = e->owned; o; o = n) {
+                n = o->next;
+                if (o->detached)
+                        owned_site_free(e, o);
+        }
+}
+
+void engine_site_stats(Engine *e, EngineSiteStats *ret) {
+        *ret = e->stats;
+        ret->n_cached = e->n_cached;
+        ret->n_owned = 0;
+        for (OwnedSite *o = e->owned; o; o = o->next)
+                ret->n_owned++;
+}
+
+/* Opens and loads (verifies) one copy of the program for function and b. */
+static int site_load(Engine *e, const char *function, Backend b, struct inject_bpf **ret, InjectError *err) {
+        struct inject_site_info info = { .backend = b };
+        struct inject_bpf *skel;
+        struct bpf_program *prog;
+        uint32_t zero = 0;
+        int r;
 
         skel = inject_bpf__open();
-        if (!skel) {
-                r = negative_errno();
-                goto fail;
-        }
+        if (!skel)
+                return negative_errno();
         strncpy((char *) skel->rodata->function_name, function, INJECT_FUNC_LEN - 1);
         skel->rodata->ns_per_tick = e->ns_per_tick;
 
@@ -475,16 +706,42 @@ static int site_create(Engine *e, const char *function, Backend b, const char *f
                 goto fail;
         }
 
+        /* Fresh maps are zeroed: only the site's identity is written. */
         strncpy(info.function, function, INJECT_FUNC_LEN - 1);
         if (bpf_map__update_elem(skel->maps.site, &zero, sizeof(zero), &info, sizeof(info), BPF_ANY) < 0) {
                 r = negative_errno();
                 goto fail;
         }
+        e->stats.loads++;
+        *ret = skel;
+        return 0;
+
+fail:
+        inject_bpf__destroy(skel);
+        return r;
+}
+
+/* Attaches a loaded program and pins its maps and link as final_dir. The
+ * site is built under a temporary name and renamed into place, so a crash
+ * never leaves a half-built site under its real name. Pins are made with
+ * bpf_obj_pin(), not bpf_map__pin(): libbpf remembers a map's first pin
+ * path and refuses another, and a re-attached site is pinned again. */
+static int site_attach(Engine *e, struct inject_bpf *skel, const char *function, Backend b, const char *final_dir,
+                       InjectError *err) {
+        struct bpf_link *link = NULL;
+        char tmp[PATH_MAX], p[PATH_MAX];
+        uint64_t rnd = 0;
+        int r;
+
+        (void) getrandom(&rnd, sizeof(rnd), 0);
+        snprintf(tmp, sizeof(tmp), "%s/tmp-%016llx", e->pin_root, (unsigned long long) rnd);
+        if (mkdir(tmp, 0700) < 0)
+                return negative_errno();
 
         if (b == BACKEND_KPROBE)
-                link = bpf_program__attach_kprobe_opts(prog, function, NULL);
+                link = bpf_program__attach_kprobe_opts(skel->progs.inject_kprobe, function, NULL);
         else
-                link = bpf_program__attach_trace(prog);
+                link = bpf_program__attach_trace(skel->progs.inject_fmod_ret);
         if (!link) {
                 r = negative_errno();
                 inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
@@ -493,37 +750,92 @@ static int site_create(Engine *e, const char *function, Backend b, const char *f
                 goto fail;
         }
 
-#define PIN(obj_pin, obj, name)                                         \
+#define PIN(fd, name)                                                   \
         do {                                                            \
                 r = pin_path(p, sizeof(p), tmp, name);                  \
-                if (r >= 0)                                             \
-                        r = obj_pin(obj, p);                            \
+                if (r >= 0 && bpf_obj_pin(fd, p) < 0)                   \
+                        r = negative_errno();                           \
                 if (r < 0) {                                            \
                         inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED, \
                                          "Cannot pin '%s': %s", p, strerror(-r)); \
                         goto fail;                                      \
                 }                                                       \
         } while (0)
-        PIN(bpf_map__pin, skel->maps.scopes, "scopes");
-        PIN(bpf_map__pin, skel->maps.slots, "slots");
-        PIN(bpf_map__pin, skel->maps.site, "site");
-        PIN(bpf_link__pin, link, "link");
+        PIN(bpf_map__fd(skel->maps.scopes), "scopes");
+        PIN(bpf_map__fd(skel->maps.slots), "slots");
+        PIN(bpf_map__fd(skel->maps.site), "site");
+        PIN(bpf_link__fd(link), "link");
 #undef PIN
 
         if (rename(tmp, final_dir) < 0) {
                 r = negative_errno();
                 goto fail;
         }
-
-        /* Pinned: closing our fds leaves the program attached. */
+        /* Pinned: closing our link fd leaves the program attached. */
         bpf_link__destroy(link);
+        return 0;
+
+fail:
+        bpf_link__destroy(link);
+        (void) remove_pin_dir(tmp);
+        return r;
+}
+
+static int site_create(Engine *e, const char *function, Backend b, const char *final_dir, Site *ret, InjectError *err) {
+        struct inject_bpf *skel = NULL;
+        OwnedSite *o;
+        int r;
+
+        r = engine_pin_events(e);
+        if (r < 0)
+                return inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
+                                        "Cannot create the event ring buffer in '%s': %s", e->pin_root, strerror(-r));
+        if (mkdir(e->sites_dir, 0700) < 0 && errno != EEXIST)
+                return negative_errno();
+
+        /* A program we loaded earlier for this site is not pinned, since the
+         * site is not: it is detached, and its maps were emptied when it was. */
+        o = owned_site_find(e, function, b);
+        if (o) {
+                if (!o->detached)
+                        site_cache_put(e, function, b);
+                o = owned_site_find(e, function, b);
+        }
+        if (o) {
+                InjectError ignored = {};
+
+                /* Should the kernel refuse to re-attach it, load afresh: that
+                 * either works or says why with its own error. */
+                r = site_attach(e, o->skel, function, b, final_dir, &ignored);
+                if (r < 0) {
+                        log_warning_errno(r, "Cannot re-attach the cached %s program for '%s', loading it "
+                                          "afresh: %s", backend_to_string(b), function,
+                                          ignored.name ? ignored.message : strerror(-r));
+                        owned_site_free(e, o);
+                        e->stats.reattach_failures++;
+                } else {
+                        o->detached = false;
+                        e->n_cached--;
+                        owned_site_to_front(e, o);
+                        e->stats.reattaches++;
+                        return site_open(final_dir, ret);
+                }
+        }
+
+        r = site_load(e, function, b, &skel, err);
+        if (r < 0)
+                goto fail;
+        r = site_attach(e, skel, function, b, final_dir, err);
+        if (r < 0)
+                goto fail;
+        if (site_cache_enabled(e) && owned_site_add(e, function, b, skel) >= 0)
+                skel = NULL;
+        /* Otherwise pinned and attached: closing our fds changes nothing. */
         inject_bpf__destroy(skel);
         return site_open(final_dir, ret);
 
 fail:
-        bpf_link__destroy(link);
         inject_bpf__destroy(skel);
-        (void) remove_pin_dir(tmp);
         engine_gc_root(e);
         return r;
 }
@@ -561,6 +873,22 @@ static int site_recount(Site *s) {
         return 0;
 }
 
+/* A site with nothing armed: unpinning it detaches its program; ours is
+ * then kept for reuse (site_cache_put). */
+static int site_retire(Engine *e, Site *s) {
+        char function[INJECT_FUNC_LEN];
+        int r;
+
+        memcpy(function, s->info.function, INJECT_FUNC_LEN);
+        function[INJECT_FUNC_LEN - 1] = 0;
+        r = remove_pin_dir(s->dir);
+        /* Only once the link pin is gone is our program surely detached. */
+        if (r >= 0)
+                site_cache_put(e, function, s->info.backend);
+        engine_gc_root(e);
+        return r;
+}
+
 static void slot_scope_key(const struct inject_slot *slot, struct inject_scope_key *k) {
         *k = (struct inject_scope_key) { .kind = slot->scope_kind, .id = slot->scope_id };
 }
@@ -583,10 +911,8 @@ static int site_remove_slot(Engine *e, Site *s, uint32_t idx) {
         r = site_recount(s);
         if (r < 0)
                 return r;
-        if (s->info.n_live == 0) {
-                r = remove_pin_dir(s->dir);
-                engine_gc_root(e);
-        }
+        if (s->info.n_live == 0)
+                r = site_retire(e, s);
         return r;
 }
 
@@ -981,10 +1307,8 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
 undo_slot:
         memset(&slot, 0, sizeof(slot));
         (void) bpf_map_update_elem(s.slots_fd, &idx, &slot, BPF_ANY);
-        if (site_recount(&s) >= 0 && s.info.n_live == 0) {
-                (void) remove_pin_dir(s.dir);
-                engine_gc_root(e);
-        }
+        if (site_recount(&s) >= 0 && s.info.n_live == 0)
+                (void) site_retire(e, &s);
         return err && err->name ? r : inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
                                                        "Cannot arm '%s': %s", f->name, strerror(-r));
 }

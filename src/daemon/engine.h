@@ -104,6 +104,20 @@ typedef struct AdoptResult {
 
 typedef struct Engine Engine;
 
+/* What the site cache did, for tests and the curious. */
+typedef struct EngineSiteStats {
+        uint64_t loads;                 /* programs loaded and verified */
+        uint64_t reattaches;            /* cached programs attached again instead */
+        uint64_t reattach_failures;     /* ... refused by the kernel, then loaded afresh */
+        uint64_t expired;               /* cached programs freed at the end of their grace period */
+        uint64_t evicted;               /* ... freed early, to stay within the cap */
+        unsigned n_owned;               /* programs this engine holds, attached or cached */
+        unsigned n_cached;              /* ... of which detached, kept for reuse */
+} EngineSiteStats;
+
+#define ENGINE_SITE_CACHE_GRACE_DEFAULT_USEC (UINT64_C(10) * 60 * 1000000)
+#define ENGINE_SITE_CACHE_MAX_DEFAULT 32
+
 /* pin_root NULL: ENGINE_PIN_ROOT. Nothing is created until the first arm. */
 int engine_new(const char *pin_root, Engine **ret);
 Engine *engine_free(Engine *e);
@@ -128,6 +142,20 @@ int engine_list(Engine *e, InjectionInfo **ret, size_t *ret_n);
 /* Re-opens what is pinned, removes expired, exhausted and orphaned
  * injections and half-built sites, and reports each one. */
 int engine_adopt(Engine *e, AdoptResult **ret, size_t *ret_n);
+
+/* When a site's last injection ends, its program is detached but kept
+ * loaded, with emptied maps, for grace_usec; a request on the same function
+ * and backend in that time re-attaches it instead of loading and verifying
+ * it again. At most max_sites are kept, the least recently used freed
+ * first. Either one 0 turns the cache off. Only sites this engine loaded
+ * can be cached. */
+void engine_set_site_cache(Engine *e, uint64_t grace_usec, unsigned max_sites);
+/* Frees the cached sites whose grace period is over. Returns when the next
+ * one's ends (CLOCK_BOOTTIME ns), or UINT64_MAX when none is cached. */
+uint64_t engine_site_cache_expire(Engine *e);
+/* Frees every cached site now. */
+void engine_site_cache_flush(Engine *e);
+void engine_site_stats(Engine *e, EngineSiteStats *ret);
 
 /* The shared ring buffer of struct inject_event, created if needed. */
 int engine_events_fd(Engine *e);

@@ -10,6 +10,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "config.h"
+#include "duration.h"
 #include "log.h"
 #include "manager.h"
 #include "privileges.h"
@@ -20,6 +21,8 @@ static ManagerOptions arg_options = {
         .polkit_mode = POLKIT_MODE_AUTO,
         .rate_per_minute = MANAGER_RATE_PER_MINUTE_DEFAULT,
         .max_active = MANAGER_MAX_ACTIVE_DEFAULT,
+        .site_cache_usec = ENGINE_SITE_CACHE_GRACE_DEFAULT_USEC,
+        .site_cache_max = ENGINE_SITE_CACHE_MAX_DEFAULT,
 };
 static const char *arg_policy_dirs[MAX_POLICY_DIRS + 1];
 static bool arg_keep_caps;
@@ -32,12 +35,16 @@ static void help(void) {
                "  --policy-dir=DIR            read policy from DIR (repeatable; replaces the defaults)\n"
                "  --max-active=N              injections armed for all users together (default %d)\n"
                "  --rate=N                    Inject calls per user per minute (default %d, 0: no limit)\n"
+               "  --site-cache=DURATION       keep a function's verified program loaded, detached, this long\n"
+               "                              after its last injection ends (default %s, 0: off)\n"
+               "  --site-cache-max=N          keep at most N such programs (default %d, 0: off)\n"
                "  --log-level=LEVEL           debug, info, notice, warning, err\n"
                "  --log-target=auto|journal|stderr\n"
                "  --keep-capabilities         do not drop capabilities (debugging only)\n"
                "  -h --help                   this text\n"
                "  --version                   the version\n",
-               MANAGER_MAX_ACTIVE_DEFAULT, MANAGER_RATE_PER_MINUTE_DEFAULT);
+               MANAGER_MAX_ACTIVE_DEFAULT, MANAGER_RATE_PER_MINUTE_DEFAULT,
+               FORMAT_DURATION(ENGINE_SITE_CACHE_GRACE_DEFAULT_USEC), ENGINE_SITE_CACHE_MAX_DEFAULT);
 }
 
 static int parse_level(const char *s) {
@@ -51,7 +58,7 @@ static int parse_level(const char *s) {
 
 static int parse_argv(int argc, char **argv) {
         enum { ARG_POLKIT = 0x100, ARG_KEEP, ARG_POLICY_DIR, ARG_MAX_ACTIVE, ARG_RATE, ARG_LOG_LEVEL,
-               ARG_LOG_TARGET, ARG_KEEP_CAPS, ARG_VERSION };
+               ARG_LOG_TARGET, ARG_KEEP_CAPS, ARG_VERSION, ARG_SITE_CACHE, ARG_SITE_CACHE_MAX };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
@@ -60,6 +67,8 @@ static int parse_argv(int argc, char **argv) {
                 { "policy-dir", required_argument, NULL, ARG_POLICY_DIR },
                 { "max-active", required_argument, NULL, ARG_MAX_ACTIVE },
                 { "rate", required_argument, NULL, ARG_RATE },
+                { "site-cache", required_argument, NULL, ARG_SITE_CACHE },
+                { "site-cache-max", required_argument, NULL, ARG_SITE_CACHE_MAX },
                 { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
                 { "log-target", required_argument, NULL, ARG_LOG_TARGET },
                 { "keep-capabilities", no_argument, NULL, ARG_KEEP_CAPS },
@@ -104,6 +113,20 @@ static int parse_argv(int argc, char **argv) {
                                 arg_options.rate_per_minute = (unsigned) v;
                         else
                                 arg_options.max_active = (unsigned) v;
+                        break;
+                case ARG_SITE_CACHE:
+                        r = parse_duration(optarg, &arg_options.site_cache_usec);
+                        if (r < 0 || arg_options.site_cache_usec > ENGINE_MAX_DURATION_USEC)
+                                return log_error_errno(r < 0 ? r : -ERANGE,
+                                                       "Invalid --site-cache '%s': a duration of at most 7 days, "
+                                                       "0 to turn the cache off", optarg);
+                        break;
+                case ARG_SITE_CACHE_MAX:
+                        errno = 0;
+                        v = strtol(optarg, &end, 10);
+                        if (errno || *end || end == optarg || v < 0 || v > 4096)
+                                return log_error_errno(-EINVAL, "Invalid --site-cache-max '%s': 0 to 4096", optarg);
+                        arg_options.site_cache_max = (unsigned) v;
                         break;
                 case ARG_LOG_LEVEL:
                         r = parse_level(optarg);

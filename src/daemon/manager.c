@@ -16,6 +16,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "duration.h"
 #include "audit.h"
 #include "bus-util.h"
 #include "authorize.h"
@@ -301,6 +302,35 @@ int manager_refresh(Manager *m, Injection *inj) {
 
 static void watchers_send(Manager *m, Injection *inj, json_object *event);
 
+static int on_site_cache_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        manager_site_cache_schedule(userdata);
+        return 0;
+}
+
+/* Frees the cached sites whose grace period is over and sets the timer for
+ * the next one; called after anything that may have detached a site. */
+void manager_site_cache_schedule(Manager *m) {
+        uint64_t next = engine_site_cache_expire(m->engine);
+        int r;
+
+        if (next == UINT64_MAX) {
+                if (m->site_cache_timer)
+                        (void) sd_event_source_set_enabled(m->site_cache_timer, SD_EVENT_OFF);
+                return;
+        }
+        /* A second late costs nothing; it lets the kernel batch wake-ups. */
+        if (m->site_cache_timer) {
+                r = sd_event_source_set_time(m->site_cache_timer, next / 1000);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(m->site_cache_timer, SD_EVENT_ONESHOT);
+        } else
+                r = sd_event_add_time(m->event, &m->site_cache_timer, CLOCK_BOOTTIME, next / 1000, USEC_PER_SEC,
+                                      on_site_cache_timer, m);
+        if (r < 0)
+                log_warning_errno(r, "Cannot schedule the expiry of cached sites, they stay until the next "
+                                  "injection ends, ignoring: %m");
+}
+
 int manager_remove(Manager *m, Injection *inj, RemoveReason reason) {
         InjectError err = {};
         InjectionInfo final;
@@ -339,6 +369,7 @@ int manager_remove(Manager *m, Injection *inj, RemoveReason reason) {
                         break;
                 }
         injection_free(inj);
+        manager_site_cache_schedule(m);
         return r < 0 && r != -ENOENT ? r : 0;
 }
 
@@ -667,6 +698,8 @@ static void finish_inject(PendingRequest *p, const char *polkit_how) {
                 log_warning_errno(r, "Cannot read injected-fault events, ignoring: %m");
 
         r = engine_arm(m->engine, &spec, &info, &err);
+        /* It may have re-attached a cached site, or retired one it failed to arm. */
+        manager_site_cache_schedule(m);
         if (r < 0) {
                 if (!err.name)
                         inject_error_set(&err, r, INJECT_ERROR_KERNEL_REFUSED, "Cannot arm: %s", strerror(-r));
@@ -1014,6 +1047,11 @@ int manager_reload_policy(Manager *m) {
                 return log_error_errno(r, "Failed to load the policy, keeping the previous one: %m");
         policy_glue_free(m->policy);
         m->policy = p;
+        /* Detached programs kept for functions the new policy may no longer
+         * grant serve nobody; the reload is when an admin expects the daemon
+         * to let go of what it no longer needs. */
+        engine_site_cache_flush(m->engine);
+        manager_site_cache_schedule(m);
         log_info("Policy loaded.");
         return 0;
 }
@@ -1194,6 +1232,9 @@ static int on_sigterm(sd_event_source *s, const struct signalfd_siginfo *si, voi
 }
 
 void manager_stop(Manager *m) {
+        /* Nothing will be armed again: free each program as its site goes,
+         * rather than empty its maps for a reuse that will not come. */
+        engine_set_site_cache(m->engine, 0, 0);
         if (m->options.keep_on_exit) {
                 log_info("Stopping, keeping %zu injection(s) armed (--keep-on-exit).", m->n_injections);
                 return;
@@ -1218,6 +1259,7 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         r = engine_new(o->pin_root, &m->engine);
         if (r < 0)
                 return r;
+        engine_set_site_cache(m->engine, o->site_cache_usec, o->site_cache_max);
         *ret = TAKE_PTR(m);
         return 0;
 }
@@ -1241,6 +1283,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->sighup);
         sd_event_source_disable_unref(m->sigterm);
         sd_event_source_disable_unref(m->sigint);
+        sd_event_source_disable_unref(m->site_cache_timer);
         varlink_server_free(m->varlink);
         polkit_context_free(m->polkit);
         bus_subscribers_free(m);

@@ -79,6 +79,8 @@ typedef struct ManagerOptions {
         unsigned max_active;            /* all users together */
         unsigned rate_per_minute;       /* Inject calls per user */
         const char *pin_root;           /* NULL: ENGINE_PIN_ROOT */
+        uint64_t site_cache_usec;       /* keep a site's program this long after its last injection; 0: off */
+        unsigned site_cache_max;        /* ... and at most this many; 0: off */
 } ManagerOptions;
 
 struct Manager {
@@ -104,6 +106,7 @@ struct Manager {
         struct RateEntry *rates;
         size_t n_rates;
         sd_event_source *sighup, *sigterm, *sigint;
+        sd_event_source *site_cache_timer;      /* the next cached site's expiry */
 };
 
 int manager_new(const ManagerOptions *o, Manager **ret);
@@ -113,6 +116,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
 int manager_start(Manager *m);          /* bus, Varlink, adoption, events */
 int manager_reload_policy(Manager *m);
 void manager_stop(Manager *m);          /* disarm all unless keep_on_exit */
+void manager_site_cache_schedule(Manager *m);
 
 /* The request path. cb runs exactly once, perhaps before manager_inject()
  * returns, with inj set on success or err set on refusal. */

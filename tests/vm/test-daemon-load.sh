@@ -108,9 +108,10 @@ elif ((rss > base_rss + slack)); then
     fail "RSS grew from ${base_rss} kB to ${rss} kB under load (allowed: ${slack} kB)"
 fi
 
-# No BPF object or pin left: the sites' links, programs and maps go with
-# their last injection, the rest when the daemon stops (check_clean, at
-# finish, checks programs and pins again).
+# No BPF object or pin left: the sites' pins and links go with their last
+# injection; their programs and maps, which the daemon keeps for reuse
+# (--site-cache), and the rest go when it stops (check_clean, at finish,
+# checks programs and pins again).
 [[ -z $(find /sys/fs/bpf/injectd -path '*/sites/*' 2>/dev/null) ]] ||
     fail "pins left: $(find /sys/fs/bpf/injectd)"
 stop_injectd

@@ -1,0 +1,155 @@
+#!/bin/bash
+# The site cache: when a function's last injection ends, its program is
+# detached (no link, no kprobe: callers pay nothing) but kept loaded, with
+# emptied maps, so the next injection on that function re-attaches the
+# same program instead of loading and verifying a new one. A re-attached
+# site fails exactly what its new injection asks for, a scope of the old
+# injection never matches again, and the program is freed when its grace
+# period ends, when the cap says so, and when the daemon stops.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-engine.sh"
+. "$(dirname "$0")/lib-daemon.sh"
+
+# Long enough for the checks between two injections, however slow the
+# VM; the expiry itself is tested with a short grace period, at the end.
+daemon_setup
+start_injectd --site-cache=10min
+
+PINS=/sys/fs/bpf/injectd/sites
+
+# inject FUNCTION BACKEND PID EXTRA-JSON: a detached injection as root,
+# scoped to PID; prints its id.
+inject() {
+    local out
+    out=$("$VARLINK_CALL" "$SOCKET" org.injectd.Injector.Inject \
+        "{\"function\":\"$1\",\"error\":\"ENOENT\",\"backend\":\"$2\",\"scope\":\"process\",\"pid\":$3,\"detach\":true,\"duration_usec\":300000000$4}") ||
+        fail "Inject $1 ($2) was refused: $out"
+    jq -er .parameters.id <<<"$out" || fail "Inject printed no id: $out"
+}
+
+cancel() {
+    "$VARLINK_CALL" "$SOCKET" org.injectd.Injector.Cancel "{\"id\":\"$1\"}" >/dev/null || fail "Cancel $1 failed"
+}
+
+# prog_ids NAME: ids of the loaded programs called NAME (bpftool cuts names
+# to 15 characters), one a line.
+prog_ids() {
+    bpftool prog show --json | jq -r --arg n "${1:0:15}" '.[] | select(.name == $n) | .id'
+}
+
+# link_prog SITE: the id of the program the site's pinned link attaches.
+link_prog() {
+    bpftool link show pinned "$PINS/$1/link" --json | jq -r .prog_id
+}
+
+# expect_detached PROG: nothing attaches PROG, and nothing of ours is pinned.
+expect_detached() {
+    local prog=$1 links perf
+    links=$(bpftool link show --json | jq -r --argjson p "$prog" '[.[] | select(.prog_id == $p)] | length')
+    assert_eq 0 "$links" "links attaching the cached program $prog"
+    perf=$(bpftool perf list --json | jq -r --argjson p "$prog" '[.[] | select(.prog_id == $p)] | length')
+    assert_eq 0 "$perf" "perf events (kprobes) running the cached program $prog"
+    [[ -z $(find "$PINS" -mindepth 1 2>/dev/null) ]] || fail "a cached site is still pinned: $(find "$PINS")"
+}
+
+# expect_empty_maps PROG: the cached program's scopes and slots hold nothing.
+expect_empty_maps() {
+    local prog=$1 dump=$DAEMON_WORK/map.json map name n
+    bpftool prog show id "$prog" --json >"$dump" 2>&1 || fail "cannot show program $prog: $(cat "$dump")"
+    for map in $(jq -r '.map_ids[]' "$dump"); do
+        bpftool map show id "$map" --json >"$dump" 2>&1 || fail "cannot show map $map: $(cat "$dump")"
+        name=$(jq -r .name "$dump")
+        [[ $name == scopes || $name == slots ]] || continue
+        bpftool map dump id "$map" --json >"$dump" 2>&1 || fail "cannot dump map $map ($name): $(head -c 500 "$dump")"
+        # A slot's first 8 bytes are its injection id, 0 when free.
+        n=$(jq 'if type == "array" then [.[] | select(.value[0:8] | any(. != "0x00"))] | length else . end' \
+            "$dump") || fail "unexpected dump of map $map ($name): $(head -c 500 "$dump")"
+        assert_eq 0 "$n" "entries in use in the cached program's $name map"
+    done
+}
+
+# one_round BACKEND PROGNAME: an injection, then a second one on the same
+# function that must reuse the first one's program; sets ROUND_PROG to it.
+one_round() {
+    local backend=$1 progname=$2 id1 id2 prog1 prog2 f1_results
+    local site=$backend-__x64_sys_openat
+
+    # First injection, on fixture 1, which stays alive (blocked) after it ends.
+    start_fixture openat 6 /etc/hostname
+    local f1=$FIXTURE_PID f1_fd=$FIXTURE_FD f1_out=$FIXTURE_OUT
+    id1=$(inject __x64_sys_openat "$backend" "$f1" '')
+    prog1=$(link_prog "$site")
+    [[ $prog1 =~ ^[0-9]+$ ]] || fail "no program attached to $site: '$prog1'"
+    log "$backend: first injection $id1 runs program $prog1"
+    cancel "$id1"
+
+    # Detached, still loaded, emptied.
+    assert_eq "$prog1" "$(prog_ids "$progname")" "programs called $progname after the cancel"
+    expect_detached "$prog1"
+    expect_empty_maps "$prog1"
+
+    # Second injection on the same function: the same program, re-attached.
+    start_fixture openat 10 /etc/hostname
+    id2=$(inject __x64_sys_openat "$backend" "$FIXTURE_PID" ',"after":2,"every":3')
+    prog2=$(link_prog "$site")
+    assert_eq "$prog1" "$prog2" "program of the second injection on $site (re-attached, not loaded)"
+    assert_eq "$prog1" "$(prog_ids "$progname")" "programs called $progname while re-attached"
+    release_fixture
+    assert_eq "0 0 0 0 ENOENT 0 0 ENOENT 0 0" "$FIXTURE_RESULTS" "results on the re-attached site"
+    expect_counters "$id2" 10 10 2
+
+    # Fixture 1 was the first injection's scope: none of its calls fail,
+    # and the second injection does not see them.
+    FIXTURE_PID=$f1 FIXTURE_FD=$f1_fd FIXTURE_OUT=$f1_out
+    release_fixture
+    f1_results=$FIXTURE_RESULTS
+    assert_eq "0 0 0 0 0 0" "$f1_results" "results in the first injection's old scope"
+    expect_counters "$id2" 10 10 2
+    cancel "$id2"
+    expect_detached "$prog1"
+    ROUND_PROG=$prog1
+}
+
+one_round fmod_ret inject_fmod_ret
+# kprobe: re-attaching makes a new perf event for the same program.
+one_round kprobe inject_kprobe
+
+# The daemon's shutdown frees both cached programs (check_clean).
+stop_injectd
+check_clean
+
+# The grace period ends: the program is freed (RCU may take a moment).
+GRACE=8
+start_injectd --site-cache=${GRACE}s
+start_fixture openat 1 /etc/hostname
+cancel "$(inject __x64_sys_openat fmod_ret "$FIXTURE_PID" '')"
+prog=$(prog_ids inject_fmod_ret)
+[[ -n $prog ]] || fail "no program cached after the cancel"
+release_fixture
+gone() { [[ -z $(prog_ids inject_fmod_ret) ]]; }
+wait_until $((GRACE + 30)) gone
+log "fmod_ret: cached program $prog freed after its grace period"
+
+# The cap: with room for one cached program, caching a second frees the
+# least recently used.
+stop_injectd
+check_clean
+start_injectd --site-cache=10min --site-cache-max=1
+start_fixture openat 1 /etc/hostname
+cancel "$(inject __x64_sys_openat fmod_ret "$FIXTURE_PID" '')"
+assert_eq 1 "$(prog_ids inject_fmod_ret | wc -l)" "cached programs after one function"
+cancel "$(inject __x64_sys_read fmod_ret "$FIXTURE_PID" '')"
+release_fixture
+one_left() { [[ $(prog_ids inject_fmod_ret | wc -l) == 1 ]]; }
+wait_until 5 one_left
+
+# Off: the program goes with its site, as before the cache.
+stop_injectd
+check_clean
+start_injectd --site-cache=0
+start_fixture openat 1 /etc/hostname
+cancel "$(inject __x64_sys_openat fmod_ret "$FIXTURE_PID" '')"
+release_fixture
+check_clean
+
+finish
