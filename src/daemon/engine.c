@@ -24,13 +24,16 @@
 #include "kallsyms.h"
 #include "probe.h"
 #include "scope.h"
+#include "scope-tags.h"
 
 struct Engine {
         char *pin_root;
         char *sites_dir;
         char *events_path;
+        char *tags_path;
         int lock_fd;
         int events_fd;
+        int tags_fd;
         uint64_t ns_per_tick;
         FunctionTable *functions;
         Kallsyms *kallsyms;
@@ -130,8 +133,10 @@ Engine *engine_free(Engine *e) {
         free(e->pin_root);
         free(e->sites_dir);
         free(e->events_path);
+        free(e->tags_path);
         safe_close(e->lock_fd);
         safe_close(e->events_fd);
+        safe_close(e->tags_fd);
         function_table_free(e->functions);
         kallsyms_free(e->kallsyms);
         kernel_probe_free(e->probe);
@@ -146,11 +151,12 @@ int engine_new(const char *pin_root, Engine **ret) {
         e = calloc(1, sizeof(*e));
         if (!e)
                 return -ENOMEM;
-        e->lock_fd = e->events_fd = -1;
+        e->lock_fd = e->events_fd = e->tags_fd = -1;
         e->pin_root = strdup(pin_root ?: ENGINE_PIN_ROOT);
         if (!e->pin_root ||
             asprintf(&e->sites_dir, "%s/sites", e->pin_root) < 0 ||
-            asprintf(&e->events_path, "%s/events", e->pin_root) < 0)
+            asprintf(&e->events_path, "%s/events", e->pin_root) < 0 ||
+            asprintf(&e->tags_path, "%s/task-tags", e->pin_root) < 0)
                 return -ENOMEM;
         hz = sysconf(_SC_CLK_TCK);
         e->ns_per_tick = 1000000000ULL / (hz > 0 ? (uint64_t) hz : 100);
@@ -371,6 +377,8 @@ static void engine_gc_root(Engine *e) {
         if (rmdir(e->sites_dir) < 0 && errno != ENOENT)
                 return;         /* still has sites */
         (void) unlink(e->events_path);
+        (void) scope_tags_remove(e->pin_root);
+        (void) unlink(e->tags_path);
         (void) rmdir(e->pin_root);
 }
 
@@ -391,20 +399,44 @@ int engine_events_fd(Engine *e) {
         return fd;
 }
 
-/* Makes sure the shared ring buffer is pinned (it may have been unpinned
- * when the last site went, while we kept its fd for our reader). */
+/* The task storage of process-scope tags, shared like the ring buffer: kept
+ * for the engine's lifetime, so every site it loads sees the same tags. */
+static int engine_tags_fd(Engine *e) {
+        int fd;
+
+        if (e->tags_fd >= 0)
+                return e->tags_fd;
+        fd = bpf_obj_get(e->tags_path);
+        if (fd < 0) {
+                if (errno != ENOENT)
+                        return negative_errno();
+                fd = scope_tags_map_new();
+                if (fd < 0)
+                        return fd;
+        }
+        e->tags_fd = fd;
+        return fd;
+}
+
+/* Makes sure the shared ring buffer and tags are pinned (they may have been
+ * unpinned when the last site went, while we kept their fds). */
 static int engine_pin_events(Engine *e) {
         int fd, r;
 
         fd = engine_events_fd(e);
         if (fd < 0)
                 return fd;
+        r = engine_tags_fd(e);
+        if (r < 0)
+                return r;
         if (mkdir(e->pin_root, 0700) < 0 && errno != EEXIST)
                 return negative_errno();
         if (bpf_obj_pin(fd, e->events_path) < 0 && errno != EEXIST) {
                 r = negative_errno();
                 return r;
         }
+        if (bpf_obj_pin(e->tags_fd, e->tags_path) < 0 && errno != EEXIST)
+                return negative_errno();
         return 0;
 }
 
@@ -438,7 +470,6 @@ static int site_create(Engine *e, const char *function, Backend b, const char *f
                 goto fail;
         }
         strncpy((char *) skel->rodata->function_name, function, INJECT_FUNC_LEN - 1);
-        skel->rodata->ns_per_tick = e->ns_per_tick;
 
         prog = b == BACKEND_KPROBE ? skel->progs.inject_kprobe : skel->progs.inject_fmod_ret;
         (void) bpf_program__set_autoload(b == BACKEND_KPROBE ? skel->progs.inject_fmod_ret : skel->progs.inject_kprobe,
@@ -452,6 +483,8 @@ static int site_create(Engine *e, const char *function, Backend b, const char *f
                 }
         }
         r = bpf_map__reuse_fd(skel->maps.events, e->events_fd);
+        if (r >= 0)
+                r = bpf_map__reuse_fd(skel->maps.task_tags, e->tags_fd);
         if (r < 0)
                 goto fail;
 
@@ -561,8 +594,12 @@ static int site_recount(Site *s) {
         return 0;
 }
 
+/* A process scope is found by its root's tag (inject.h), not its pid. */
 static void slot_scope_key(const struct inject_slot *slot, struct inject_scope_key *k) {
-        *k = (struct inject_scope_key) { .kind = slot->scope_kind, .id = slot->scope_id };
+        *k = (struct inject_scope_key) {
+                .kind = slot->scope_kind,
+                .id = slot->scope_kind == INJECT_SCOPE_PROCESS ? slot->scope_tag : slot->scope_id,
+        };
 }
 
 /* Takes one injection out of a site: first its scope entry (so no new call
@@ -659,6 +696,88 @@ static int foreach_slot(Engine *e, slot_fn f, bool want_broken, void *userdata) 
                 }
         }
         return 0;
+}
+
+/* ---- process-scope tags ------------------------------------------------ */
+
+/* The live process-scope roots, one per tag, from every site's slots: what
+ * the kernel's roots map must hold (scope-tags.h). */
+struct roots_ctx {
+        ScopeRoot *v;
+        size_t n;
+};
+
+static int roots_fn(Engine *e, Site *s, uint32_t idx, const struct inject_slot *slot, void *userdata) {
+        struct roots_ctx *c = userdata;
+        ScopeRoot root, *v;
+
+        if (slot->scope_kind != INJECT_SCOPE_PROCESS || !slot->scope_tag)
+                return 0;
+        root = (ScopeRoot) { .tgid = slot->scope_id, .start_ticks = slot->start_ticks, .tag = slot->scope_tag };
+        for (size_t i = 0; i < c->n; i++) {
+                if (c->v[i].tgid != root.tgid)
+                        continue;
+                /* The roots map holds one root per pid: when a dead root's
+                 * injection outlives it and its pid is reused by a new root,
+                 * the one that runs is what new tasks must be tagged for. */
+                if (c->v[i].tag != root.tag && scope_process_alive(root.tgid, root.start_ticks) > 0)
+                        c->v[i] = root;
+                return 0;
+        }
+        v = realloc(c->v, (c->n + 1) * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        c->v = v;
+        c->v[c->n++] = root;
+        return 0;
+}
+
+static int engine_collect_roots(Engine *e, struct roots_ctx *ret) {
+        struct roots_ctx c = {};
+        int r;
+
+        r = foreach_slot(e, roots_fn, false, &c);
+        if (r < 0) {
+                free(c.v);
+                return r;
+        }
+        *ret = c;
+        return 0;
+}
+
+/* The tag of a live root, shared by every injection on it, so the tasks
+ * tagged for one are in scope for all; 0 when the process is no root yet. */
+static int engine_root_tag(Engine *e, uint32_t tgid, uint64_t start_ticks, uint64_t *ret) {
+        struct roots_ctx c;
+        uint64_t tag = 0;
+        int r;
+
+        r = engine_collect_roots(e, &c);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < c.n; i++)
+                if (c.v[i].tgid == tgid && c.v[i].start_ticks == start_ticks)
+                        tag = c.v[i].tag;
+        free(c.v);
+        *ret = tag;
+        return 0;
+}
+
+/* Brings the kernel's tags in step with the live process scopes. Returns
+ * > 0 when that many tasks sit in more nested process scopes than a tag
+ * holds. */
+static int engine_sync_tags(Engine *e) {
+        struct roots_ctx c;
+        int fd = -1, r;
+
+        r = engine_collect_roots(e, &c);
+        if (r < 0)
+                return r;
+        if (c.n > 0)
+                fd = engine_tags_fd(e);
+        r = fd < 0 && c.n > 0 ? fd : scope_tags_apply(e->pin_root, fd, e->ns_per_tick, c.v, c.n);
+        free(c.v);
+        return r;
 }
 
 /* ---- arm --------------------------------------------------------------- */
@@ -889,8 +1008,9 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
         struct inject_slot slot = {};
         const InjectableFunction *f = NULL;
         uint32_t idx = UINT32_MAX;
-        uint64_t now, id;
+        uint64_t now, id, tag;
         Backend b = BACKEND_AUTO;
+        bool process;
         int r;
 
         /* Everything that can be refused is refused before anything loads. */
@@ -950,6 +1070,12 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
         if (idx == UINT32_MAX)
                 return inject_error_set(err, -EUSERS, INJECT_ERROR_TOO_MANY,
                                         "'%s' already has %d injections armed", f->name, INJECT_MAX_SLOTS);
+        if (slot.scope_kind == INJECT_SCOPE_PROCESS) {
+                r = engine_root_tag(e, slot.scope_id, slot.start_ticks, &tag);
+                if (r < 0)
+                        return r;
+                slot.scope_tag = tag ?: id;     /* a new root: a tag no task carries yet */
+        }
 
         now = now_boottime_ns();
         slot.created_ns = now;
@@ -957,6 +1083,23 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
         if (bpf_map_update_elem(s.slots_fd, &idx, &slot, BPF_ANY) < 0) {
                 r = negative_errno();
                 goto undo_slot;
+        }
+        /* The scope's tasks are tagged before its scope entry makes the
+         * injection reachable. */
+        if (slot.scope_kind == INJECT_SCOPE_PROCESS) {
+                r = engine_sync_tags(e);
+                if (r > 0) {
+                        r = inject_error_set(err, -E2BIG, INJECT_ERROR_BAD_SCOPE,
+                                             "Process %llu would put %d task(s) in more than %d nested process "
+                                             "scopes", (unsigned long long) slot.scope_id, r, INJECT_MAX_TAGS);
+                        goto undo_slot;
+                }
+                if (r < 0) {
+                        inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
+                                         "Cannot tag the processes of the scope: %s%s%s%s", strerror(-r),
+                                         libbpf_last[0] ? " (libbpf: " : "", libbpf_last, libbpf_last[0] ? ")" : "");
+                        goto undo_slot;
+                }
         }
         slot_scope_key(&slot, &key);
         val = (struct inject_scope_val) { .slot = idx, .inj_id = slot.id, .start_ticks = slot.start_ticks };
@@ -979,8 +1122,11 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
         return 0;
 
 undo_slot:
+        process = slot.scope_kind == INJECT_SCOPE_PROCESS;
         memset(&slot, 0, sizeof(slot));
         (void) bpf_map_update_elem(s.slots_fd, &idx, &slot, BPF_ANY);
+        if (process)
+                (void) engine_sync_tags(e);     /* drops the root if it was new */
         if (site_recount(&s) >= 0 && s.info.n_live == 0) {
                 (void) remove_pin_dir(s.dir);
                 engine_gc_root(e);
@@ -1043,6 +1189,12 @@ int engine_disarm(Engine *e, uint64_t id, InjectionInfo *ret_final, InjectError 
         if (!c.found)
                 return inject_error_set(err, -ENOENT, INJECT_ERROR_NO_SUCH_INJECTION,
                                         "No injection with id %016llx", (unsigned long long) id);
+        /* Its root's tags stay on tasks, matching nothing, until the next
+         * tagging pass or the tasks' end; with no root left the fork program
+         * detaches. A failure here only keeps it attached until the next
+         * arm, disarm or adoption tries again. */
+        if (c.info.slot.scope_kind == INJECT_SCOPE_PROCESS)
+                (void) engine_sync_tags(e);
         if (ret_final)
                 *ret_final = c.info;
         return 0;
@@ -1154,6 +1306,11 @@ int engine_adopt(Engine *e, AdoptResult **ret, size_t *ret_n) {
 
         remove_tmp_dirs(e);
         r = foreach_slot(e, adopt_fn, true, &c);
+        if (r >= 0)
+                /* Roots of injections that did not survive go; the tags of
+                 * surviving ones are pinned and were kept up to date by the
+                 * pinned fork program all along. */
+                r = engine_sync_tags(e);
         if (r < 0) {
                 free(c.v);
                 return r;
