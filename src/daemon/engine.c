@@ -707,6 +707,10 @@ struct roots_ctx {
         size_t n;
 };
 
+static void roots_ctx_done(struct roots_ctx *c) {
+        free(c->v);
+}
+
 static int roots_fn(Engine *e, Site *s, uint32_t idx, const struct inject_slot *slot, void *userdata) {
         struct roots_ctx *c = userdata;
         ScopeRoot root, *v;
@@ -745,22 +749,15 @@ static int engine_collect_roots(Engine *e, struct roots_ctx *ret) {
         return 0;
 }
 
-/* The tag of a live root, shared by every injection on it, so the tasks
- * tagged for one are in scope for all; 0 when the process is no root yet. */
-static int engine_root_tag(Engine *e, uint32_t tgid, uint64_t start_ticks, uint64_t *ret) {
-        struct roots_ctx c;
-        uint64_t tag = 0;
-        int r;
+static int engine_apply_roots(Engine *e, const struct roots_ctx *c) {
+        int fd = -1;
 
-        r = engine_collect_roots(e, &c);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < c.n; i++)
-                if (c.v[i].tgid == tgid && c.v[i].start_ticks == start_ticks)
-                        tag = c.v[i].tag;
-        free(c.v);
-        *ret = tag;
-        return 0;
+        if (c->n > 0) {
+                fd = engine_tags_fd(e);
+                if (fd < 0)
+                        return fd;
+        }
+        return scope_tags_apply(e->pin_root, fd, e->ns_per_tick, c->v, c->n);
 }
 
 /* Brings the kernel's tags in step with the live process scopes. Returns
@@ -768,16 +765,51 @@ static int engine_root_tag(Engine *e, uint32_t tgid, uint64_t start_ticks, uint6
  * holds. */
 static int engine_sync_tags(Engine *e) {
         struct roots_ctx c;
-        int fd = -1, r;
+        int r;
 
         r = engine_collect_roots(e, &c);
         if (r < 0)
                 return r;
-        if (c.n > 0)
-                fd = engine_tags_fd(e);
-        r = fd < 0 && c.n > 0 ? fd : scope_tags_apply(e->pin_root, fd, e->ns_per_tick, c.v, c.n);
+        r = engine_apply_roots(e, &c);
         free(c.v);
         return r;
+}
+
+/* Gives a new process-scope slot its root's tag, shared by every injection
+ * on that root, so the tasks tagged for one are in scope for all; a new
+ * root gets the injection's own id, which no task carries yet. Leaves in
+ * ret the roots the kernel must hold once the slot is written. */
+static int engine_root_tag(Engine *e, struct inject_slot *slot, struct roots_ctx *ret) {
+        struct roots_ctx c;
+        ScopeRoot *v;
+        int r;
+
+        r = engine_collect_roots(e, &c);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < c.n; i++)
+                if (c.v[i].tgid == slot->scope_id && c.v[i].start_ticks == slot->start_ticks) {
+                        slot->scope_tag = c.v[i].tag;
+                        *ret = c;
+                        return 0;
+                }
+        slot->scope_tag = slot->id;
+        /* Replaces a dead root of the same pid, as roots_fn would. */
+        for (size_t i = 0; i < c.n; i++)
+                if (c.v[i].tgid == slot->scope_id) {
+                        c.v[i] = (ScopeRoot) { slot->scope_id, slot->start_ticks, slot->scope_tag };
+                        *ret = c;
+                        return 0;
+                }
+        v = realloc(c.v, (c.n + 1) * sizeof(*v));
+        if (!v) {
+                free(c.v);
+                return -ENOMEM;
+        }
+        c.v = v;
+        c.v[c.n++] = (ScopeRoot) { slot->scope_id, slot->start_ticks, slot->scope_tag };
+        *ret = c;
+        return 0;
 }
 
 /* ---- arm --------------------------------------------------------------- */
@@ -1008,7 +1040,8 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
         struct inject_slot slot = {};
         const InjectableFunction *f = NULL;
         uint32_t idx = UINT32_MAX;
-        uint64_t now, id, tag;
+        _cleanup_(roots_ctx_done) struct roots_ctx roots = {};
+        uint64_t now, id;
         Backend b = BACKEND_AUTO;
         bool process;
         int r;
@@ -1071,10 +1104,9 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
                 return inject_error_set(err, -EUSERS, INJECT_ERROR_TOO_MANY,
                                         "'%s' already has %d injections armed", f->name, INJECT_MAX_SLOTS);
         if (slot.scope_kind == INJECT_SCOPE_PROCESS) {
-                r = engine_root_tag(e, slot.scope_id, slot.start_ticks, &tag);
+                r = engine_root_tag(e, &slot, &roots);
                 if (r < 0)
                         return r;
-                slot.scope_tag = tag ?: id;     /* a new root: a tag no task carries yet */
         }
 
         now = now_boottime_ns();
@@ -1087,7 +1119,7 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
         /* The scope's tasks are tagged before its scope entry makes the
          * injection reachable. */
         if (slot.scope_kind == INJECT_SCOPE_PROCESS) {
-                r = engine_sync_tags(e);
+                r = engine_apply_roots(e, &roots);
                 if (r > 0) {
                         r = inject_error_set(err, -E2BIG, INJECT_ERROR_BAD_SCOPE,
                                              "Process %llu would put %d task(s) in more than %d nested process "
