@@ -399,21 +399,24 @@ int engine_events_fd(Engine *e) {
         return fd;
 }
 
-/* The task storage of process-scope tags, shared like the ring buffer: kept
- * for the engine's lifetime, so every site it loads sees the same tags. */
+/* The task storage of process-scope tags, shared like the ring buffer, so
+ * every site and the tagging programs see the same tags. The pinned map
+ * wins over the one we kept: another engine (injectd-engine beside the
+ * daemon, say) may have created and pinned one since we last looked. */
 static int engine_tags_fd(Engine *e) {
         int fd;
 
-        if (e->tags_fd >= 0)
-                return e->tags_fd;
         fd = bpf_obj_get(e->tags_path);
         if (fd < 0) {
                 if (errno != ENOENT)
                         return negative_errno();
+                if (e->tags_fd >= 0)
+                        return e->tags_fd;
                 fd = scope_tags_map_new();
                 if (fd < 0)
                         return fd;
         }
+        safe_close(e->tags_fd);
         e->tags_fd = fd;
         return fd;
 }
