@@ -500,7 +500,8 @@ hot_sample() { # CONFIG [EXTRA-JSON-MEMBERS]
 }
 # A prefix that runs the measuring process under N more shells, each
 # waiting for it ("; exit" keeps bash from exec'ing it in its place): a
-# process-scope injection walks the caller's whole ancestry.
+# process-scope injection used to walk the caller's whole ancestry on every
+# call; now the caller's depth should not matter (a task-storage lookup).
 NEST=()
 nest() { # N
     local i
@@ -508,13 +509,11 @@ nest() { # N
     for ((i = 0; i < $1; i++)); do NEST+=(bash -c '"$@"; exit $?' nest); done
 }
 
-# hot_floor kprobe|fmod_ret [--tagged]: the empty program, or with
-# --tagged the sketch of a task-local-storage process scope (floor.bpf.c).
+# hot_floor kprobe|fmod_ret: the empty program (floor.bpf.c).
 hot_floor() {
     local pid name=empty-$1
-    [[ ${2:-} == --tagged ]] && name=tagged-$1
     : >"$WORK/floor.out"
-    "$FLOOR" ${2:+"$2"} "$1" "$HOT_FN" >"$WORK/floor.out" 2>&1 &
+    "$FLOOR" "$1" "$HOT_FN" >"$WORK/floor.out" 2>&1 &
     pid=$!
     BG_PIDS+=("$pid")
     if wait_for 60 file_has "$WORK/floor.out" attached; then
@@ -594,7 +593,7 @@ hot_injectd() { # BACKEND
 }
 
 # One injection scoped to an empty cgroup: the caller pays one cgroup
-# lookup instead of the walk up its process ancestry.
+# lookup instead of the task-storage lookup of a process scope.
 hot_injectd_cgroup() { # BACKEND
     local backend=$1 out id cg=/sys/fs/cgroup/bench-scope
     mkdir -p "$cg"
@@ -629,10 +628,6 @@ bench_hot() {
         hot_injectd_cgroup kprobe
         hot_sample none
         hot_injectd_cgroup fmod_ret
-        hot_sample none
-        hot_floor kprobe --tagged
-        hot_sample none
-        hot_floor fmod_ret --tagged
         hot_sample none
         hot_bpftrace
         hot_sample none

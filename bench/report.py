@@ -45,8 +45,6 @@ HOT_CONFIGS = [
     ("injectd-fmod_ret-1-deeper", "injectd fmod_ret, 1 injection, caller 4 processes deeper", "empty-fmod_ret"),
     ("injectd-kprobe-1-cgroup", "injectd kprobe, 1 injection, cgroup scope", "empty-kprobe"),
     ("injectd-fmod_ret-1-cgroup", "injectd fmod_ret, 1 injection, cgroup scope", "empty-fmod_ret"),
-    ("tagged-kprobe", "sketch: process scope as a task-local tag, kprobe", "empty-kprobe"),
-    ("tagged-fmod_ret", "sketch: process scope as a task-local tag, fmod_ret", "empty-fmod_ret"),
     ("bpftrace-nomatch", "bpftrace, non-matching predicate", "empty-kprobe"),
     ("fail_function-taskfilter", "fail_function, task filter", "empty-kprobe"),
     ("injectd-kprobe-10", "injectd kprobe, 10 injections", "empty-kprobe"),

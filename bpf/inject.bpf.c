@@ -3,9 +3,10 @@
  * serves every injection armed on that site; see inject.h for the maps.
  *
  * Hot path, for a caller outside every scope: one array lookup, then, only
- * for the scope kinds present on the site, one hash lookup per process
- * ancestor and per cgroup level in use. Nothing here depends on how many
- * injections are armed. */
+ * for the scope kinds present on the site, one task-storage lookup (which
+ * misses) and one hash lookup per cgroup level in use. Nothing here depends
+ * on how many injections are armed, nor on how deep the caller sits in the
+ * process tree. */
 
 #include "vmlinux-min.h"
 #include <bpf/bpf_helpers.h>
@@ -17,7 +18,6 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Set by the engine between open and load. */
 const volatile char function_name[INJECT_FUNC_LEN] = {};
-const volatile __u64 ns_per_tick = 10000000;   /* NSEC_PER_SEC / USER_HZ */
 
 struct {
         __uint(type, BPF_MAP_TYPE_HASH);
@@ -39,6 +39,15 @@ struct {
         __type(key, __u32);
         __type(value, struct inject_site_info);
 } site SEC(".maps");
+
+/* Shared by every site and by tags.bpf.c, which keeps it up to date: the
+ * process-scope roots each task descends from (inject.h). */
+struct {
+        __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+        __uint(map_flags, BPF_F_NO_PREALLOC);
+        __type(key, int);
+        __type(value, struct inject_tag);
+} task_tags SEC(".maps");
 
 /* Shared by every site: the engine reuses one pinned ring buffer. */
 struct {
@@ -186,30 +195,25 @@ __noinline long evaluate(__u32 idx, __u64 inj_id, __u64 now, int have_stack)
 }
 
 /* The nearest process-scope injection: the caller's own thread group or
- * its closest ancestor that has one. */
-__noinline int find_process_scope(struct inject_scope_val *out)
+ * its closest ancestor that has one. The tag lists the roots nearest first,
+ * so the first one this site serves wins. A tag whose injections all ended
+ * is in no scopes map, and a new injection never reuses it. */
+__noinline int find_process_scope(const struct inject_tag *tag, struct inject_scope_val *out)
 {
-        struct task_struct *t = (void *) bpf_get_current_task();
         struct inject_scope_key key = { .kind = INJECT_SCOPE_PROCESS };
-        __u32 tgid = bpf_get_current_pid_tgid() >> 32;
         struct inject_scope_val *v;
 
-        if (!out)
+        if (!tag || !out)
                 return 0;
-        for (int i = 0; i < INJECT_MAX_PROC_DEPTH; i++) {
-                key.id = tgid;
+        for (int i = 0; i < INJECT_MAX_TAGS; i++) {
+                key.id = tag->tags[i];
+                if (!key.id)
+                        return 0;
                 v = bpf_map_lookup_elem(&scopes, &key);
-                /* A recycled pid is not the process the scope named. */
-                if (v && BPF_CORE_READ(t, group_leader, start_boottime) / ns_per_tick == v->start_ticks) {
+                if (v) {
                         *out = *v;
                         return 1;
                 }
-                if (tgid <= 1)
-                        return 0;
-                t = BPF_CORE_READ(t, real_parent);
-                if (!t)
-                        return 0;
-                tgid = BPF_CORE_READ(t, tgid);
         }
         return 0;
 }
@@ -245,6 +249,7 @@ static __always_inline long decide(void *ctx)
         struct inject_scope_key gkey = { .kind = INJECT_SCOPE_GLOBAL };
         struct inject_scope_val pv = {}, cv = {}, gv = {}, *v;
         struct inject_site_info *info;
+        struct inject_tag *tag;
         __u32 zero = 0;
         int have_stack = 0;
         __u64 now, id = 0;
@@ -253,8 +258,13 @@ static __always_inline long decide(void *ctx)
         info = bpf_map_lookup_elem(&site, &zero);
         if (!info || !info->n_live)
                 return 0;
-        if (info->n_process)
-                find_process_scope(&pv);
+        /* A task outside every process scope has no tag: one lookup that
+         * misses, wherever the task sits in the process tree. */
+        if (info->n_process) {
+                tag = bpf_task_storage_get(&task_tags, bpf_get_current_task_btf(), 0, 0);
+                if (tag)
+                        find_process_scope(tag, &pv);
+        }
         if (info->cgroup_levels)
                 find_cgroup_scope(info->cgroup_levels, &cv);
         if (info->n_global) {

@@ -6,9 +6,9 @@
  * One program is loaded per (function, backend) "site". Injections on that
  * site are entries of its maps, so arming the 100th injection on a function
  * loads nothing and costs a caller outside every scope no more than the
- * first one did: the program walks the caller's process and cgroup ancestry
- * (bounded) and does one hash lookup per step, whatever the number of
- * injections. */
+ * first one did: one task-storage lookup for process scopes (a task in one
+ * carries a tag, struct inject_tag) and one hash lookup per cgroup level in
+ * use, whatever the number of injections. */
 
 #ifndef __VMLINUX_MIN_H__
 #include <linux/types.h>
@@ -18,7 +18,9 @@
 #define INJECT_MAX_CALLERS      4       /* caller filters per injection */
 #define INJECT_STACK_DEPTH      32      /* kernel frames searched for a caller */
 #define INJECT_MAX_CGROUP_LEVEL 32      /* cgroup levels a scope may sit at (bits of a u32 mask) */
-#define INJECT_MAX_PROC_DEPTH   64      /* real_parent steps walked for process scopes */
+#define INJECT_MAX_PROC_DEPTH   64      /* real_parent steps walked when tagging a process tree */
+#define INJECT_MAX_TAGS         8       /* process scopes that may nest around one task */
+#define INJECT_MAX_ROOTS        4096    /* live process-scope roots, across all sites */
 #define INJECT_COMM_LEN         16      /* TASK_COMM_LEN */
 #define INJECT_FUNC_LEN         64      /* function names in events */
 #define INJECT_PPM              1000000 /* probability is in parts per million */
@@ -28,7 +30,8 @@
 enum inject_scope_kind {
         INJECT_SCOPE_NONE    = 0,       /* never valid: an empty scope is not "everything" */
         INJECT_SCOPE_CGROUP  = 1,       /* a cgroup and its subtree; id = cgroup id */
-        INJECT_SCOPE_PROCESS = 2,       /* a thread group and its descendants; id = tgid */
+        INJECT_SCOPE_PROCESS = 2,       /* a thread group and its descendants; id = tgid
+                                         * (in the scopes map: the root's tag, see inject_tag) */
         INJECT_SCOPE_GLOBAL  = 3,       /* every caller; id = 0 */
 };
 
@@ -64,6 +67,7 @@ struct inject_slot {
         __u32 cgroup_level;
         __u64 scope_id;
         __u64 start_ticks;
+        __u64 scope_tag;        /* process scope: its root's tag (see struct inject_tag) */
         __u64 after;            /* the first `after` matching calls pass */
         __u64 every;            /* then every `every`-th matching call fails (>= 1) */
         __u64 times;            /* at most `times` faults; 0: unlimited */
@@ -94,6 +98,27 @@ struct inject_site_info {
         /* Read only by user space: what this site is, for adoption. */
         __u32 backend;
         char function[INJECT_FUNC_LEN];
+};
+
+/* Process scopes are kept as a tag on each task (BPF task-local storage,
+ * one map shared by every site) instead of found by walking the caller's
+ * ancestry on every call. Each live process-scope root (a thread group)
+ * has a tag: a random nonzero number, shared by every injection on that
+ * root and replaced when the root has none left, so an ended injection's
+ * tasks never match a later one. A task carries the tags of the roots it
+ * descends from (its own thread group included), nearest first; every
+ * thread carries them, and a new task copies its parent's at fork. A site
+ * looks each tag up in its scopes map ({PROCESS, tag}); the first hit is
+ * the nearest process-scope injection. */
+struct inject_tag {
+        __u64 tags[INJECT_MAX_TAGS];    /* 0 ends the list */
+};
+
+/* A live process-scope root, keyed by tgid in the roots map: what the
+ * tagging pass looks for among a task's ancestors. */
+struct inject_root {
+        __u64 tag;
+        __u64 start_ticks;      /* the leader's start time, so a recycled pid is not the root */
 };
 
 /* One record per injected fault, in the shared ring buffer. */

@@ -39,3 +39,16 @@ struct task_struct {
         __u64 start_boottime;
         char comm[16];
 } __attribute__((preserve_access_index));
+
+struct seq_file;
+
+struct bpf_iter_meta {
+        struct seq_file *seq;
+        __u64 session_id;
+        __u64 seq_num;
+} __attribute__((preserve_access_index));
+
+struct bpf_iter__task {
+        struct bpf_iter_meta *meta;
+        struct task_struct *task;
+} __attribute__((preserve_access_index));

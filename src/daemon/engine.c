@@ -25,6 +25,7 @@
 #include "log.h"
 #include "probe.h"
 #include "scope.h"
+#include "scope-tags.h"
 
 typedef struct OwnedSite OwnedSite;
 static OwnedSite *owned_site_free(Engine *e, OwnedSite *o);
@@ -33,8 +34,10 @@ struct Engine {
         char *pin_root;
         char *sites_dir;
         char *events_path;
+        char *tags_path;
         int lock_fd;
         int events_fd;
+        int tags_fd;
         uint64_t ns_per_tick;
         FunctionTable *functions;
         Kallsyms *kallsyms;
@@ -140,8 +143,10 @@ Engine *engine_free(Engine *e) {
         free(e->pin_root);
         free(e->sites_dir);
         free(e->events_path);
+        free(e->tags_path);
         safe_close(e->lock_fd);
         safe_close(e->events_fd);
+        safe_close(e->tags_fd);
         function_table_free(e->functions);
         kallsyms_free(e->kallsyms);
         kernel_probe_free(e->probe);
@@ -158,13 +163,14 @@ int engine_new(const char *pin_root, Engine **ret) {
         e = calloc(1, sizeof(*e));
         if (!e)
                 return -ENOMEM;
-        e->lock_fd = e->events_fd = -1;
+        e->lock_fd = e->events_fd = e->tags_fd = -1;
         e->cache_grace_usec = ENGINE_SITE_CACHE_GRACE_DEFAULT_USEC;
         e->cache_max = ENGINE_SITE_CACHE_MAX_DEFAULT;
         e->pin_root = strdup(pin_root ?: ENGINE_PIN_ROOT);
         if (!e->pin_root ||
             asprintf(&e->sites_dir, "%s/sites", e->pin_root) < 0 ||
-            asprintf(&e->events_path, "%s/events", e->pin_root) < 0)
+            asprintf(&e->events_path, "%s/events", e->pin_root) < 0 ||
+            asprintf(&e->tags_path, "%s/task-tags", e->pin_root) < 0)
                 return -ENOMEM;
         hz = sysconf(_SC_CLK_TCK);
         e->ns_per_tick = 1000000000ULL / (hz > 0 ? (uint64_t) hz : 100);
@@ -385,6 +391,8 @@ static void engine_gc_root(Engine *e) {
         if (rmdir(e->sites_dir) < 0 && errno != ENOENT)
                 return;         /* still has sites */
         (void) unlink(e->events_path);
+        (void) scope_tags_remove(e->pin_root);
+        (void) unlink(e->tags_path);
         (void) rmdir(e->pin_root);
 }
 
@@ -405,20 +413,47 @@ int engine_events_fd(Engine *e) {
         return fd;
 }
 
-/* Makes sure the shared ring buffer is pinned (it may have been unpinned
- * when the last site went, while we kept its fd for our reader). */
+/* The task storage of process-scope tags, shared like the ring buffer, so
+ * every site and the tagging programs see the same tags. The pinned map
+ * wins over the one we kept: another engine (injectd-engine beside the
+ * daemon, say) may have created and pinned one since we last looked. */
+static int engine_tags_fd(Engine *e) {
+        int fd;
+
+        fd = bpf_obj_get(e->tags_path);
+        if (fd < 0) {
+                if (errno != ENOENT)
+                        return negative_errno();
+                if (e->tags_fd >= 0)
+                        return e->tags_fd;
+                fd = scope_tags_map_new();
+                if (fd < 0)
+                        return fd;
+        }
+        safe_close(e->tags_fd);
+        e->tags_fd = fd;
+        return fd;
+}
+
+/* Makes sure the shared ring buffer and tags are pinned (they may have been
+ * unpinned when the last site went, while we kept their fds). */
 static int engine_pin_events(Engine *e) {
         int fd, r;
 
         fd = engine_events_fd(e);
         if (fd < 0)
                 return fd;
+        r = engine_tags_fd(e);
+        if (r < 0)
+                return r;
         if (mkdir(e->pin_root, 0700) < 0 && errno != EEXIST)
                 return negative_errno();
         if (bpf_obj_pin(fd, e->events_path) < 0 && errno != EEXIST) {
                 r = negative_errno();
                 return r;
         }
+        if (bpf_obj_pin(e->tags_fd, e->tags_path) < 0 && errno != EEXIST)
+                return negative_errno();
         return 0;
 }
 
@@ -669,7 +704,6 @@ static int site_load(Engine *e, const char *function, Backend b, struct inject_b
         if (!skel)
                 return negative_errno();
         strncpy((char *) skel->rodata->function_name, function, INJECT_FUNC_LEN - 1);
-        skel->rodata->ns_per_tick = e->ns_per_tick;
 
         prog = b == BACKEND_KPROBE ? skel->progs.inject_kprobe : skel->progs.inject_fmod_ret;
         (void) bpf_program__set_autoload(b == BACKEND_KPROBE ? skel->progs.inject_fmod_ret : skel->progs.inject_kprobe,
@@ -683,6 +717,8 @@ static int site_load(Engine *e, const char *function, Backend b, struct inject_b
                 }
         }
         r = bpf_map__reuse_fd(skel->maps.events, e->events_fd);
+        if (r >= 0)
+                r = bpf_map__reuse_fd(skel->maps.task_tags, e->tags_fd);
         if (r < 0)
                 goto fail;
 
@@ -781,6 +817,25 @@ fail:
         return r;
 }
 
+/* Whether two map fds name the same kernel map. */
+static bool same_map(int a, int b) {
+        struct bpf_map_info ia = {}, ib = {};
+        __u32 la = sizeof(ia), lb = sizeof(ib);
+
+        if (bpf_obj_get_info_by_fd(a, &ia, &la) < 0 || bpf_obj_get_info_by_fd(b, &ib, &lb) < 0)
+                return false;
+        return ia.id == ib.id;
+}
+
+/* A cached program keeps the shared maps it was loaded with. Should
+ * another engine have pinned new ones meanwhile (injectd-engine beside the
+ * daemon), the cached program would read tags and write events nobody
+ * else sees: it must not be re-attached. */
+static bool owned_site_maps_current(const Engine *e, const OwnedSite *o) {
+        return same_map(bpf_map__fd(o->skel->maps.events), e->events_fd) &&
+               same_map(bpf_map__fd(o->skel->maps.task_tags), e->tags_fd);
+}
+
 static int site_create(Engine *e, const char *function, Backend b, const char *final_dir, Site *ret, InjectError *err) {
         struct inject_bpf *skel = NULL;
         OwnedSite *o;
@@ -800,6 +855,12 @@ static int site_create(Engine *e, const char *function, Backend b, const char *f
                 if (!o->detached)
                         site_cache_put(e, function, b);
                 o = owned_site_find(e, function, b);
+        }
+        if (o && !owned_site_maps_current(e, o)) {
+                log_info("The cached %s program for '%s' uses shared maps that are no longer pinned; "
+                         "loading it afresh.", backend_to_string(b), function);
+                owned_site_free(e, o);
+                o = NULL;
         }
         if (o) {
                 InjectError ignored = {};
@@ -889,8 +950,12 @@ static int site_retire(Engine *e, Site *s) {
         return r;
 }
 
+/* A process scope is found by its root's tag (inject.h), not its pid. */
 static void slot_scope_key(const struct inject_slot *slot, struct inject_scope_key *k) {
-        *k = (struct inject_scope_key) { .kind = slot->scope_kind, .id = slot->scope_id };
+        *k = (struct inject_scope_key) {
+                .kind = slot->scope_kind,
+                .id = slot->scope_kind == INJECT_SCOPE_PROCESS ? slot->scope_tag : slot->scope_id,
+        };
 }
 
 /* Takes one injection out of a site: first its scope entry (so no new call
@@ -984,6 +1049,120 @@ static int foreach_slot(Engine *e, slot_fn f, bool want_broken, void *userdata) 
                                 break;
                 }
         }
+        return 0;
+}
+
+/* ---- process-scope tags ------------------------------------------------ */
+
+/* The live process-scope roots, one per tag, from every site's slots: what
+ * the kernel's roots map must hold (scope-tags.h). */
+struct roots_ctx {
+        ScopeRoot *v;
+        size_t n;
+};
+
+static void roots_ctx_done(struct roots_ctx *c) {
+        free(c->v);
+}
+
+static int roots_fn(Engine *e, Site *s, uint32_t idx, const struct inject_slot *slot, void *userdata) {
+        struct roots_ctx *c = userdata;
+        ScopeRoot root, *v;
+
+        if (slot->scope_kind != INJECT_SCOPE_PROCESS || !slot->scope_tag)
+                return 0;
+        root = (ScopeRoot) { .tgid = slot->scope_id, .start_ticks = slot->start_ticks, .tag = slot->scope_tag };
+        for (size_t i = 0; i < c->n; i++) {
+                if (c->v[i].tgid != root.tgid)
+                        continue;
+                /* The roots map holds one root per pid: when a dead root's
+                 * injection outlives it and its pid is reused by a new root,
+                 * the one that runs is what new tasks must be tagged for. */
+                if (c->v[i].tag != root.tag && scope_process_alive(root.tgid, root.start_ticks) > 0)
+                        c->v[i] = root;
+                return 0;
+        }
+        v = realloc(c->v, (c->n + 1) * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        c->v = v;
+        c->v[c->n++] = root;
+        return 0;
+}
+
+static int engine_collect_roots(Engine *e, struct roots_ctx *ret) {
+        struct roots_ctx c = {};
+        int r;
+
+        r = foreach_slot(e, roots_fn, false, &c);
+        if (r < 0) {
+                free(c.v);
+                return r;
+        }
+        *ret = c;
+        return 0;
+}
+
+static int engine_apply_roots(Engine *e, const struct roots_ctx *c) {
+        int fd = -1;
+
+        if (c->n > 0) {
+                fd = engine_tags_fd(e);
+                if (fd < 0)
+                        return fd;
+        }
+        return scope_tags_apply(e->pin_root, fd, e->ns_per_tick, c->v, c->n);
+}
+
+/* Brings the kernel's tags in step with the live process scopes. Returns
+ * > 0 when that many tasks sit in more nested process scopes than a tag
+ * holds. */
+static int engine_sync_tags(Engine *e) {
+        struct roots_ctx c;
+        int r;
+
+        r = engine_collect_roots(e, &c);
+        if (r < 0)
+                return r;
+        r = engine_apply_roots(e, &c);
+        free(c.v);
+        return r;
+}
+
+/* Gives a new process-scope slot its root's tag, shared by every injection
+ * on that root, so the tasks tagged for one are in scope for all; a new
+ * root gets the injection's own id, which no task carries yet. Leaves in
+ * ret the roots the kernel must hold once the slot is written. */
+static int engine_root_tag(Engine *e, struct inject_slot *slot, struct roots_ctx *ret) {
+        struct roots_ctx c;
+        ScopeRoot *v;
+        int r;
+
+        r = engine_collect_roots(e, &c);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < c.n; i++)
+                if (c.v[i].tgid == slot->scope_id && c.v[i].start_ticks == slot->start_ticks) {
+                        slot->scope_tag = c.v[i].tag;
+                        *ret = c;
+                        return 0;
+                }
+        slot->scope_tag = slot->id;
+        /* Replaces a dead root of the same pid, as roots_fn would. */
+        for (size_t i = 0; i < c.n; i++)
+                if (c.v[i].tgid == slot->scope_id) {
+                        c.v[i] = (ScopeRoot) { slot->scope_id, slot->start_ticks, slot->scope_tag };
+                        *ret = c;
+                        return 0;
+                }
+        v = realloc(c.v, (c.n + 1) * sizeof(*v));
+        if (!v) {
+                free(c.v);
+                return -ENOMEM;
+        }
+        c.v = v;
+        c.v[c.n++] = (ScopeRoot) { slot->scope_id, slot->start_ticks, slot->scope_tag };
+        *ret = c;
         return 0;
 }
 
@@ -1215,8 +1394,10 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
         struct inject_slot slot = {};
         const InjectableFunction *f = NULL;
         uint32_t idx = UINT32_MAX;
+        _cleanup_(roots_ctx_done) struct roots_ctx roots = {};
         uint64_t now, id;
         Backend b = BACKEND_AUTO;
+        bool process;
         int r;
 
         /* Everything that can be refused is refused before anything loads. */
@@ -1276,6 +1457,11 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
         if (idx == UINT32_MAX)
                 return inject_error_set(err, -EUSERS, INJECT_ERROR_TOO_MANY,
                                         "'%s' already has %d injections armed", f->name, INJECT_MAX_SLOTS);
+        if (slot.scope_kind == INJECT_SCOPE_PROCESS) {
+                r = engine_root_tag(e, &slot, &roots);
+                if (r < 0)
+                        return r;
+        }
 
         now = now_boottime_ns();
         slot.created_ns = now;
@@ -1283,6 +1469,23 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
         if (bpf_map_update_elem(s.slots_fd, &idx, &slot, BPF_ANY) < 0) {
                 r = negative_errno();
                 goto undo_slot;
+        }
+        /* The scope's tasks are tagged before its scope entry makes the
+         * injection reachable. */
+        if (slot.scope_kind == INJECT_SCOPE_PROCESS) {
+                r = engine_apply_roots(e, &roots);
+                if (r > 0) {
+                        r = inject_error_set(err, -E2BIG, INJECT_ERROR_BAD_SCOPE,
+                                             "Process %llu would put %d task(s) in more than %d nested process "
+                                             "scopes", (unsigned long long) slot.scope_id, r, INJECT_MAX_TAGS);
+                        goto undo_slot;
+                }
+                if (r < 0) {
+                        inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
+                                         "Cannot tag the processes of the scope: %s%s%s%s", strerror(-r),
+                                         libbpf_last[0] ? " (libbpf: " : "", libbpf_last, libbpf_last[0] ? ")" : "");
+                        goto undo_slot;
+                }
         }
         slot_scope_key(&slot, &key);
         val = (struct inject_scope_val) { .slot = idx, .inj_id = slot.id, .start_ticks = slot.start_ticks };
@@ -1305,8 +1508,11 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
         return 0;
 
 undo_slot:
+        process = slot.scope_kind == INJECT_SCOPE_PROCESS;
         memset(&slot, 0, sizeof(slot));
         (void) bpf_map_update_elem(s.slots_fd, &idx, &slot, BPF_ANY);
+        if (process)
+                (void) engine_sync_tags(e);     /* drops the root if it was new */
         if (site_recount(&s) >= 0 && s.info.n_live == 0)
                 (void) site_retire(e, &s);
         return err && err->name ? r : inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
@@ -1367,6 +1573,12 @@ int engine_disarm(Engine *e, uint64_t id, InjectionInfo *ret_final, InjectError 
         if (!c.found)
                 return inject_error_set(err, -ENOENT, INJECT_ERROR_NO_SUCH_INJECTION,
                                         "No injection with id %016llx", (unsigned long long) id);
+        /* Its root's tags stay on tasks, matching nothing, until the next
+         * tagging pass or the tasks' end; with no root left the fork program
+         * detaches. A failure here only keeps it attached until the next
+         * arm, disarm or adoption tries again. */
+        if (c.info.slot.scope_kind == INJECT_SCOPE_PROCESS)
+                (void) engine_sync_tags(e);
         if (ret_final)
                 *ret_final = c.info;
         return 0;
@@ -1478,6 +1690,11 @@ int engine_adopt(Engine *e, AdoptResult **ret, size_t *ret_n) {
 
         remove_tmp_dirs(e);
         r = foreach_slot(e, adopt_fn, true, &c);
+        if (r >= 0)
+                /* Roots of injections that did not survive go; the tags of
+                 * surviving ones are pinned and were kept up to date by the
+                 * pinned fork program all along. */
+                r = engine_sync_tags(e);
         if (r < 0) {
                 free(c.v);
                 return r;

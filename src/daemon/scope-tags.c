@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "cleanup.h"
+#include "inject.h"
+#include "scope-tags.h"
+#include "tags.skel.h"
+
+/* A fork storm during arming could keep changing the tree under the tagging
+ * pass forever; past this many passes the scope is left as it stands. */
+#define TAGS_MAX_PASSES 16
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct btf *, btf__free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct tags_bpf *, tags_bpf__destroy);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct bpf_link *, bpf_link__destroy);
+
+/* Names under <pin_root>/tags. The iterator's link is pinned too: a later
+ * engine (after a restart) runs the pass without loading anything. */
+#define TAGS_DIR "tags"
+#define PIN_ROOTS "roots"
+#define PIN_FORK "fork"
+#define PIN_SYNC "sync"
+
+int scope_tags_map_new(void) {
+        _cleanup_(btf__freep) struct btf *btf = NULL;
+        int key_id, u64_id, arr_id, value_id, r, fd;
+
+        /* The kernel wants BTF for the key and value of local storage. */
+        btf = btf__new_empty();
+        if (!btf)
+                return negative_errno();
+        key_id = btf__add_int(btf, "int", sizeof(int), BTF_INT_SIGNED);
+        u64_id = btf__add_int(btf, "unsigned long long", sizeof(__u64), 0);
+        if (key_id < 0 || u64_id < 0)
+                return key_id < 0 ? key_id : u64_id;
+        arr_id = btf__add_array(btf, key_id, u64_id, INJECT_MAX_TAGS);
+        if (arr_id < 0)
+                return arr_id;
+        value_id = btf__add_struct(btf, "inject_tag", sizeof(struct inject_tag));
+        if (value_id < 0)
+                return value_id;
+        r = btf__add_field(btf, "tags", arr_id, 0, 0);
+        if (r < 0)
+                return r;
+        r = btf__load_into_kernel(btf);
+        if (r < 0)
+                return r;
+
+        LIBBPF_OPTS(bpf_map_create_opts, opts,
+                    .map_flags = BPF_F_NO_PREALLOC,
+                    .btf_fd = btf__fd(btf),
+                    .btf_key_type_id = key_id,
+                    .btf_value_type_id = value_id);
+        fd = bpf_map_create(BPF_MAP_TYPE_TASK_STORAGE, "task_tags", sizeof(int), sizeof(struct inject_tag), 0,
+                            &opts);
+        return fd < 0 ? negative_errno() : fd;
+}
+
+static int tags_path(char *buf, size_t n, const char *pin_root, const char *name) {
+        int k = name ? snprintf(buf, n, "%s/" TAGS_DIR "/%s", pin_root, name) :
+                       snprintf(buf, n, "%s/" TAGS_DIR, pin_root);
+        return k < 0 || (size_t) k >= n ? -ENAMETOOLONG : 0;
+}
+
+static int unpin_dir(const char *dir) {
+        static const char *const names[] = { PIN_FORK, PIN_SYNC, PIN_ROOTS };
+        char p[PATH_MAX];
+        int r = 0;
+
+        /* The fork program first: nothing copies tags once no root is left. */
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                if (snprintf(p, sizeof(p), "%s/%s", dir, names[i]) >= (int) sizeof(p))
+                        return -ENAMETOOLONG;
+                if (unlink(p) < 0 && errno != ENOENT)
+                        r = negative_errno();
+        }
+        if (rmdir(dir) < 0 && errno != ENOENT)
+                r = negative_errno();
+        return r;
+}
+
+int scope_tags_remove(const char *pin_root) {
+        char dir[PATH_MAX];
+        int r;
+
+        r = tags_path(dir, sizeof(dir), pin_root, NULL);
+        if (r < 0)
+                return r;
+        return unpin_dir(dir);
+}
+
+/* Loads and attaches the programs and pins them under a temporary name,
+ * then renames it into place, so a crash never leaves half of them under
+ * the real one (engine_adopt removes tmp-* directories). */
+static int tags_attach(const char *pin_root, int tags_fd, uint64_t ns_per_tick) {
+        _cleanup_(tags_bpf__destroyp) struct tags_bpf *skel = NULL;
+        _cleanup_(bpf_link__destroyp) struct bpf_link *fork = NULL, *sync = NULL;
+        char tmp[PATH_MAX], dir[PATH_MAX], p[PATH_MAX];
+        uint64_t rnd = 0;
+        int r;
+
+        r = tags_path(dir, sizeof(dir), pin_root, NULL);
+        if (r < 0)
+                return r;
+        (void) getrandom(&rnd, sizeof(rnd), 0);
+        if (snprintf(tmp, sizeof(tmp), "%s/tmp-tags-%016llx", pin_root, (unsigned long long) rnd) >= (int) sizeof(tmp))
+                return -ENAMETOOLONG;
+
+        skel = tags_bpf__open();
+        if (!skel)
+                return negative_errno();
+        skel->rodata->ns_per_tick = ns_per_tick;
+        r = bpf_map__reuse_fd(skel->maps.task_tags, tags_fd);
+        if (r < 0)
+                return r;
+        r = tags_bpf__load(skel);
+        if (r < 0)
+                return r;
+        fork = bpf_program__attach(skel->progs.inject_tag_fork);
+        if (!fork)
+                return negative_errno();
+        sync = bpf_program__attach_iter(skel->progs.inject_tag_sync, NULL);
+        if (!sync)
+                return negative_errno();
+
+        if (mkdir(tmp, 0700) < 0)
+                return negative_errno();
+#define PIN(call, obj, name)                                                    \
+        do {                                                                    \
+                if (snprintf(p, sizeof(p), "%s/%s", tmp, name) >= (int) sizeof(p)) \
+                        r = -ENAMETOOLONG;                                      \
+                else                                                            \
+                        r = call(obj, p);                                       \
+                if (r < 0)                                                      \
+                        goto fail;                                              \
+        } while (0)
+        PIN(bpf_map__pin, skel->maps.roots, PIN_ROOTS);
+        PIN(bpf_link__pin, sync, PIN_SYNC);
+        PIN(bpf_link__pin, fork, PIN_FORK);
+#undef PIN
+        if (rename(tmp, dir) < 0) {
+                r = negative_errno();
+                goto fail;
+        }
+        return 0;
+
+fail:
+        (void) unpin_dir(tmp);
+        return r;
+}
+
+/* One pass of inject_tag_sync over every task. Counts what it reports. */
+static int tags_pass(int link_fd, size_t *ret_changed, size_t *ret_over, size_t *ret_failed) {
+        _cleanup_close_ int fd = -1;
+        size_t changed = 0, over = 0, failed = 0;
+        char buf[4096];
+        ssize_t k;
+
+        fd = bpf_iter_create(link_fd);
+        if (fd < 0)
+                return negative_errno();
+        while ((k = read(fd, buf, sizeof(buf))) != 0) {
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                for (ssize_t i = 0; i < k; i++) {
+                        changed += buf[i] == 'w';
+                        over += buf[i] == 'o';
+                        failed += buf[i] == 'e';
+                }
+        }
+        *ret_changed = changed;
+        *ret_over = over;
+        *ret_failed = failed;
+        return 0;
+}
+
+/* Passes until one changes nothing. A task forked during a pass, by a
+ * parent the pass had not reached yet, starts with its parent's old tags,
+ * and the pass may already be past it; the next pass fixes it. Once a pass
+ * changes nothing, every task had its tags right when the pass saw it, so
+ * every fork since copied right ones too. */
+static int tags_sync(const char *pin_root, size_t *ret_over) {
+        _cleanup_close_ int link_fd = -1;
+        char p[PATH_MAX];
+        size_t changed = 0, over = 0, failed = 0;
+        int r;
+
+        r = tags_path(p, sizeof(p), pin_root, PIN_SYNC);
+        if (r < 0)
+                return r;
+        link_fd = bpf_obj_get(p);
+        if (link_fd < 0)
+                return negative_errno();
+        for (int i = 0; i < TAGS_MAX_PASSES; i++) {
+                r = tags_pass(link_fd, &changed, &over, &failed);
+                if (r < 0)
+                        return r;
+                if (changed == 0 && failed == 0)
+                        break;
+        }
+        /* A task left untagged (no memory for its tags, say) would escape
+         * its scope: say so rather than arm something that does not hold. */
+        if (failed > 0)
+                return -ENOMEM;
+        *ret_over = over;
+        return 0;
+}
+
+static bool roots_contain(const ScopeRoot *roots, size_t n, uint32_t tgid, const struct inject_root *v) {
+        for (size_t i = 0; i < n; i++)
+                if (roots[i].tgid == tgid)
+                        return roots[i].tag == v->tag && roots[i].start_ticks == v->start_ticks;
+        return false;
+}
+
+int scope_tags_apply(const char *pin_root, int tags_fd, uint64_t ns_per_tick, const ScopeRoot *roots, size_t n) {
+        _cleanup_close_ int roots_fd = -1;
+        char p[PATH_MAX];
+        uint32_t key, next, *prev = NULL;
+        bool added = false;
+        size_t over = 0;
+        int r;
+
+        if (n == 0)
+                return scope_tags_remove(pin_root);
+
+        r = tags_path(p, sizeof(p), pin_root, PIN_FORK);
+        if (r < 0)
+                return r;
+        if (access(p, F_OK) < 0) {
+                if (errno != ENOENT)
+                        return negative_errno();
+                /* A half-removed set (fork unpinned first) is set up anew. */
+                (void) scope_tags_remove(pin_root);
+                r = tags_attach(pin_root, tags_fd, ns_per_tick);
+                if (r < 0)
+                        return r;
+        }
+
+        r = tags_path(p, sizeof(p), pin_root, PIN_ROOTS);
+        if (r < 0)
+                return r;
+        roots_fd = bpf_obj_get(p);
+        if (roots_fd < 0)
+                return negative_errno();
+
+        /* Stale roots out. Their tags stay on tasks until the next pass or
+         * the tasks' end, and match nothing: no scopes map holds them. */
+        while (bpf_map_get_next_key(roots_fd, prev, &next) == 0) {
+                struct inject_root v;
+
+                key = next;
+                prev = &key;
+                if (bpf_map_lookup_elem(roots_fd, &key, &v) == 0 && !roots_contain(roots, n, key, &v)) {
+                        if (bpf_map_delete_elem(roots_fd, &key) < 0 && errno != ENOENT)
+                                return negative_errno();
+                        prev = NULL;    /* the walk restarts: the deleted key cannot lead on */
+                }
+        }
+
+        for (size_t i = 0; i < n; i++) {
+                struct inject_root want = { .tag = roots[i].tag, .start_ticks = roots[i].start_ticks }, cur;
+
+                if (bpf_map_lookup_elem(roots_fd, &roots[i].tgid, &cur) == 0 &&
+                    cur.tag == want.tag && cur.start_ticks == want.start_ticks)
+                        continue;
+                if (bpf_map_update_elem(roots_fd, &roots[i].tgid, &want, BPF_ANY) < 0)
+                        return negative_errno();
+                added = true;
+        }
+        if (!added)
+                return 0;
+
+        r = tags_sync(pin_root, &over);
+        if (r < 0)
+                return r;
+        return (int) (over > INT_MAX ? INT_MAX : over);
+}

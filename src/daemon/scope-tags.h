@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* Process scopes kept as tags on tasks (bpf/tags.bpf.c, struct inject_tag
+ * in inject.h). The engine decides which roots are live; this keeps the
+ * kernel side in step: the roots map, the fork program that copies tags to
+ * new tasks, and the pass that tags the tasks already there. Everything is
+ * pinned under <pin_root>/tags, so it outlives the process that set it up,
+ * and exists only while some root is live. */
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ScopeRoot {
+        uint32_t tgid;
+        uint64_t start_ticks;
+        uint64_t tag;
+} ScopeRoot;
+
+/* A new task-storage map of struct inject_tag: every site program and the
+ * tagging programs share it. Returns its fd. */
+int scope_tags_map_new(void);
+
+/* Makes the roots map hold exactly roots[0..n). With none, unpins
+ * everything under <pin_root>/tags (the fork program detaches). Otherwise
+ * attaches the fork program first, so no child escapes, then, if a root was
+ * added, recomputes every task's tags. Returns the number of tasks in more
+ * nested process scopes than a tag holds (INJECT_MAX_TAGS; the outermost
+ * ones then miss them), or a negative errno. */
+int scope_tags_apply(const char *pin_root, int tags_fd, uint64_t ns_per_tick, const ScopeRoot *roots, size_t n);
+
+/* Unpins whatever is under <pin_root>/tags. */
+int scope_tags_remove(const char *pin_root);
