@@ -42,12 +42,7 @@ struct {
 
 /* Shared by every site and by tags.bpf.c, which keeps it up to date: the
  * process-scope roots each task descends from (inject.h). */
-struct {
-        __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-        __uint(map_flags, BPF_F_NO_PREALLOC);
-        __type(key, int);
-        __type(value, struct inject_tag);
-} task_tags SEC(".maps");
+#include "task-tags.bpf.h"
 
 /* Shared by every site: the engine reuses one pinned ring buffer. */
 struct {

@@ -29,12 +29,7 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u64 ns_per_tick = 10000000;   /* NSEC_PER_SEC / USER_HZ */
 
 /* The engine's: reused by every site program too. */
-struct {
-        __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-        __uint(map_flags, BPF_F_NO_PREALLOC);
-        __type(key, int);
-        __type(value, struct inject_tag);
-} task_tags SEC(".maps");
+#include "task-tags.bpf.h"
 
 /* tgid -> the live process-scope root of that pid, written by the engine. */
 struct {
