@@ -535,15 +535,25 @@ static int owned_site_add(Engine *e, const char *function, Backend b, struct inj
         return 0;
 }
 
+/* Writes the site's identity, with nothing armed: how a fresh program's
+ * site map starts, and what a detached one returns to. */
+static int site_info_reset(int site_fd, Backend b, const char *function) {
+        struct inject_site_info info = { .backend = b };
+        uint32_t zero = 0;
+
+        strncpy(info.function, function, INJECT_FUNC_LEN - 1);
+        if (bpf_map_update_elem(site_fd, &zero, &info, BPF_ANY) < 0)
+                return negative_errno();
+        return 0;
+}
+
 /* Empties a site's maps: no scope, no slot, nothing counted. A re-attached
  * program must start exactly as a freshly loaded one, so no scope of an
  * earlier injection can ever match (each scope entry also names its
  * injection's id, which a new injection never reuses). */
 static int site_maps_reset(int scopes_fd, int slots_fd, int site_fd, Backend b, const char *function) {
-        struct inject_site_info info = { .backend = b };
         struct inject_scope_key key;
         const struct inject_slot empty = {};
-        uint32_t zero = 0;
 
         /* Deleting the key we just got makes the next "first key" lookup
          * start over, so this ends when the hash is empty. */
@@ -563,10 +573,7 @@ static int site_maps_reset(int scopes_fd, int slots_fd, int site_fd, Backend b, 
                         return negative_errno();
         }
 
-        strncpy(info.function, function, INJECT_FUNC_LEN - 1);
-        if (bpf_map_update_elem(site_fd, &zero, &info, BPF_ANY) < 0)
-                return negative_errno();
-        return 0;
+        return site_info_reset(site_fd, b, function);
 }
 
 static int owned_site_reset(OwnedSite *o) {
@@ -694,10 +701,8 @@ void engine_site_stats(Engine *e, EngineSiteStats *ret) {
 
 /* Opens and loads (verifies) one copy of the program for function and b. */
 static int site_load(Engine *e, const char *function, Backend b, struct inject_bpf **ret, InjectError *err) {
-        struct inject_site_info info = { .backend = b };
         struct inject_bpf *skel;
         struct bpf_program *prog;
-        uint32_t zero = 0;
         int r;
 
         skel = inject_bpf__open();
@@ -743,11 +748,9 @@ static int site_load(Engine *e, const char *function, Backend b, struct inject_b
         }
 
         /* Fresh maps are zeroed: only the site's identity is written. */
-        strncpy(info.function, function, INJECT_FUNC_LEN - 1);
-        if (bpf_map__update_elem(skel->maps.site, &zero, sizeof(zero), &info, sizeof(info), BPF_ANY) < 0) {
-                r = negative_errno();
+        r = site_info_reset(bpf_map__fd(skel->maps.site), b, function);
+        if (r < 0)
                 goto fail;
-        }
         e->stats.loads++;
         *ret = skel;
         return 0;
