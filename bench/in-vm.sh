@@ -42,7 +42,7 @@ done
 SRC_DIR=${SRC_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 BUILD_DIR=${BUILD_DIR:-$SRC_DIR/build}
 BENCH=$SRC_DIR/bench
-ENGINE=$BUILD_DIR/src/daemon/injectd-engine
+ENGINE=$BUILD_DIR/src/engine/injectd-engine
 INJECTD=$BUILD_DIR/src/daemon/injectd
 INJECTCTL=$BUILD_DIR/src/client/injectctl
 FIRST_FAULT=$BUILD_DIR/bench/first-fault

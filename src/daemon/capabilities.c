@@ -9,7 +9,7 @@
 
 #include "errno-name.h"
 #include "manager.h"
-#include "policy-glue.h"
+#include "policy-check.h"
 #include "policy.h"
 #include "probe.h"
 

@@ -18,14 +18,14 @@
 
 #include "duration.h"
 #include "audit.h"
-#include "bus-util.h"
-#include "authorize.h"
+#include "bus-api.h"
+#include "scope-resolve.h"
 #include "cleanup.h"
 #include "errno-name.h"
 #include "json-util.h"
 #include "log.h"
 #include "manager.h"
-#include "policy-glue.h"
+#include "policy-check.h"
 #include "scope.h"
 
 static const char *const reason_table[_REMOVE_REASON_MAX] = {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 
-/* D-Bus Inject's a{sv} (src/daemon/bus-spec.c) into request_from_json().
+/* D-Bus Inject's a{sv} (src/daemon/api/bus-spec.c) into request_from_json().
  * A D-Bus message cannot hold malformed data once sd-bus has accepted it,
  * so the input is not raw bytes but a recipe for the dictionary, which is
  * built with the sd-bus API as any client would:

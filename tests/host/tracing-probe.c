@@ -5,7 +5,7 @@
  * if it could not even try (no vmlinux BTF, no such function).
  *
  * The host test compares injectd's diagnosis with this, an oracle written
- * independently of src/daemon/probe.c: when the kernel refuses tracing BPF
+ * independently of src/engine/probe.c: when the kernel refuses tracing BPF
  * the daemon must say so, and when it does not, it must not. */
 
 #include <errno.h>

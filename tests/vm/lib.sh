@@ -32,7 +32,7 @@ if [[ -z ${BUILD_DIR:-} ]]; then
     # meson runs tests from the build directory.
     if [[ -d $PWD/meson-private ]]; then BUILD_DIR=$PWD; else BUILD_DIR=$SRC_DIR/build; fi
 fi
-ENGINE=$BUILD_DIR/src/daemon/injectd-engine
+ENGINE=$BUILD_DIR/src/engine/injectd-engine
 export SRC_DIR BUILD_DIR ENGINE
 
 # State shared with subshells: helpers are often called as $(helper), and a

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bus-util.h"
+#include "bus-api.h"
 #include "manager.h"
 
 /* Bounds the daemon's work per signal whatever clients do. */

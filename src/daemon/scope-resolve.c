@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "authorize.h"
+#include "scope-resolve.h"
 #include "cleanup.h"
 #include "scope.h"
 

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "bus-spec.h"
-#include "bus-util.h"
+#include "bus-api.h"
 #include "cleanup.h"
 #include "json-util.h"
 #include "log.h"

@@ -5,7 +5,7 @@
 
 #include "duration.h"
 #include "log.h"
-#include "policy-glue.h"
+#include "policy-check.h"
 
 void policy_verdict_done(PolicyVerdict *v) {
         free(v->rule);

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bus-util.h"
+#include "bus-api.h"
 #include "errno-name.h"
 #include "manager.h"
 

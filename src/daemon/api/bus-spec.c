@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "bus-spec.h"
-#include "bus-util.h"
+#include "bus-api.h"
 #include "cleanup.h"
 #include "json-util.h"
 
