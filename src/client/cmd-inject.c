@@ -323,7 +323,7 @@ int cmd_inject(int argc, char **argv) {
                 printf("%s\n", id);
         } else {
                 char lbuf[FORMAT_DURATION_MAX];
-                uint64_t now = realtime_usec();
+                uint64_t now = now_usec(CLOCK_REALTIME);
 
                 printf("Injection %s armed: %s fails for %s.\n", id, function,
                        format_left(lbuf, sizeof(lbuf), expires > now ? expires - now : 0));

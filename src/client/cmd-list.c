@@ -13,19 +13,7 @@
 #include "format-table.h"
 #include "injectctl.h"
 #include "json-util.h"
-
-json_object *injection_find(json_object *list, const char *id) {
-        size_t n = json_object_array_length(list);
-
-        for (size_t i = 0; i < n; i++) {
-                json_object *e = json_object_array_get_idx(list, i);
-                const char *s;
-
-                if (json_get_string(e, "id", &s) >= 0 && strcmp(s, id) == 0)
-                        return e;
-        }
-        return NULL;
-}
+#include "parse-util.h"
 
 const char *injection_value_str(json_object *doc, char *buf, size_t n) {
         const char *error;
@@ -185,7 +173,7 @@ int cmd_show(int argc, char **argv) {
         if (argc - optind != 1)
                 return usage_error("show takes one injection ID");
         id = argv[optind];
-        if (!id_is_valid(id))
+        if (!injection_id_is_valid(id))
                 return usage_error("'%s' is not an injection ID (16 hex digits)", id);
 
         r = connect_daemon(&t);
@@ -234,7 +222,7 @@ int cmd_cancel(int argc, char **argv) {
         if (all == (optind < argc))
                 return usage_error("cancel takes injection IDs or --all");
         for (int i = optind; i < argc; i++)
-                if (!id_is_valid(argv[i]))
+                if (!injection_id_is_valid(argv[i]))
                         return usage_error("'%s' is not an injection ID (16 hex digits)", argv[i]);
 
         r = connect_daemon(&t);
@@ -348,7 +336,7 @@ int cmd_watch(int argc, char **argv) {
                         return r;
         }
         for (int i = optind; i < argc; i++)
-                if (!id_is_valid(argv[i]))
+                if (!injection_id_is_valid(argv[i]))
                         return usage_error("'%s' is not an injection ID (16 hex digits)", argv[i]);
 
         r = connect_daemon(&t);

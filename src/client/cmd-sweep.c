@@ -284,7 +284,7 @@ static int sweep_one(Transport *t, EventWatcher **watcher, int kmsg_fd, const Fa
         }
         w = *watcher;
 
-        start = monotonic_usec();
+        start = now_usec(CLOCK_MONOTONIC);
         r = held_child_release(&child, &exec_errno);
         if (r < 0 || exec_errno) {
                 fprintf(stderr, "injectctl: Cannot execute '%s': %s\n", cmd[0], strerror(r < 0 ? -r : exec_errno));
@@ -305,13 +305,13 @@ static int sweep_one(Transport *t, EventWatcher **watcher, int kmsg_fd, const Fa
                 output_read(&out);
                 if (got_signal)
                         goto kill;
-                if (monotonic_usec() >= deadline) {
+                if (now_usec(CLOCK_MONOTONIC) >= deadline) {
                         run->hung = true;
                         break;
                 }
                 (void) usleep(SWEEP_POLL_USEC);
         }
-        run->duration_usec = monotonic_usec() - start;
+        run->duration_usec = now_usec(CLOCK_MONOTONIC) - start;
         if (!run->hung) {
                 if (WIFSIGNALED(status))
                         run->signal = WTERMSIG(status);

@@ -289,33 +289,10 @@ bad:
         return usage_error("%s: '%s' is not a count of %" PRIu64 " or more", opt, s, min);
 }
 
-bool id_is_valid(const char *s) {
-        if (strlen(s) != 16)
-                return false;
-        for (const char *p = s; *p; p++)
-                if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
-                        return false;
-        return true;
-}
-
 char *format_left(char *buf, size_t n, uint64_t usec) {
         return format_duration(buf, n, usec / USEC_PER_SEC * USEC_PER_SEC);
 }
 
-static uint64_t clock_usec(clockid_t clock) {
-        struct timespec ts;
-
-        (void) clock_gettime(clock, &ts);
-        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
-}
-
-uint64_t realtime_usec(void) {
-        return clock_usec(CLOCK_REALTIME);
-}
-
-uint64_t monotonic_usec(void) {
-        return clock_usec(CLOCK_MONOTONIC);
-}
 
 static const struct {
         const char *name;

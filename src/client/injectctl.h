@@ -11,6 +11,7 @@
 
 #include <json-c/json.h>
 
+#include "time-util.h"
 #include "transport.h"
 
 #define EXIT_REFUSED 1          /* the daemon refused, or the operation failed */
@@ -81,13 +82,10 @@ int parse_duration_arg(const char *opt, const char *s, uint64_t *ret_usec);
 /* A count option (--after and friends), min..UINT64_MAX. */
 int parse_count_arg(const char *opt, const char *s, uint64_t min, uint64_t *ret);
 
-bool id_is_valid(const char *s);
 
 /* "2min 3s" from µs, rounded to seconds. */
 char *format_left(char *buf, size_t n, uint64_t usec);
 
-uint64_t realtime_usec(void);
-uint64_t monotonic_usec(void);
 
 int cmd_caps(int argc, char **argv);
 int cmd_functions(int argc, char **argv);
@@ -101,7 +99,6 @@ int cmd_run(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 
 /* cmd-list.c: shared with inject and run. */
-json_object *injection_find(json_object *list, const char *id);
 int print_injections_table(json_object *list);
 void print_injection_details(json_object *doc);
 /* "ENOENT" or "-2" or "retval 1": what the function returns. */

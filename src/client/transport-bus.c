@@ -11,6 +11,7 @@
 
 #include <systemd/sd-bus.h>
 
+#include "time-util.h"
 #include "duration.h"
 #include "json-util.h"
 #include "transport.h"
@@ -186,19 +187,6 @@ static int append_request_key(Transport *t, sd_bus_message *m, const char *key, 
         }
 }
 
-static json_object *find_injection(json_object *list, const char *id) {
-        size_t n = json_object_array_length(list);
-
-        for (size_t i = 0; i < n; i++) {
-                json_object *e = json_object_array_get_idx(list, i);
-                const char *s;
-
-                if (json_get_string(e, "id", &s) >= 0 && strcmp(s, id) == 0)
-                        return e;
-        }
-        return NULL;
-}
-
 static int bus_inject(Transport *t, json_object *request, char **ret_id, uint64_t *ret_expires_usec,
                       json_object **ret_injection) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
@@ -240,7 +228,7 @@ static int bus_inject(Transport *t, json_object *request, char **ret_id, uint64_
                 r = bus_list_injections(t, false, &list);
                 if (r < 0)
                         return r;
-                e = find_injection(list, id_copy);
+                e = injection_find(list, id_copy);
                 if (e)
                         *ret_injection = json_object_get(e);
                 else {
@@ -443,7 +431,7 @@ static int watch_poll(BusWatch *w, bool first) {
                 return 0;
 
         for (size_t i = 0; i < w->n_known; i++)
-                if (w->known[i].present && !find_injection(list, w->known[i].id)) {
+                if (w->known[i].present && !injection_find(list, w->known[i].id)) {
                         w->known[i].present = false;
                         watch_emit(w, new_event("removed", w->known[i].id));
                 }
@@ -495,13 +483,6 @@ static int watch_poll(BusWatch *w, bool first) {
                 k->injected = injected;
         }
         return 0;
-}
-
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
 }
 
 static int bus_watch(Transport *t, char *const *ids, TransportEventFn callback, void *userdata) {
@@ -557,10 +538,10 @@ static int bus_watch(Transport *t, char *const *ids, TransportEventFn callback, 
         if (r < 0)
                 goto finish;
         watch_emit(&w, new_event("watching", NULL));
-        next = now_usec() + BUS_WATCH_POLL_USEC;
+        next = now_usec(CLOCK_MONOTONIC) + BUS_WATCH_POLL_USEC;
 
         while (w.r == 0) {
-                uint64_t n = now_usec();
+                uint64_t n = now_usec(CLOCK_MONOTONIC);
 
                 if (n >= next) {
                         r = watch_poll(&w, false);

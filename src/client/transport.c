@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json-util.h"
 #include "transport.h"
 
 #define DBUS_ERROR_PREFIX "org.injectd.Injector1.Error."
@@ -100,4 +101,17 @@ int transport_watch(Transport *t, char *const *ids, TransportEventFn callback, v
 int transport_reload_policy(Transport *t) {
         transport_clear_error(t);
         return t->ops->reload_policy(t);
+}
+
+json_object *injection_find(json_object *list, const char *id) {
+        size_t n = json_object_array_length(list);
+
+        for (size_t i = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(list, i);
+                const char *s;
+
+                if (json_get_string(e, "id", &s) >= 0 && strcmp(s, id) == 0)
+                        return e;
+        }
+        return NULL;
 }

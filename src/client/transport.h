@@ -112,3 +112,6 @@ int transport_set_error(Transport *t, const char *name, const char *message);
 /* For the implementations: records that injectd cannot be reached, with
  * how to start it. Returns -EHOSTDOWN. */
 int transport_set_unreachable(Transport *t, const char *fmt, ...) _printf_(2, 3);
+
+/* The entry with this "id" in a ListInjections array, or NULL. */
+json_object *injection_find(json_object *list, const char *id);

@@ -25,8 +25,10 @@
 #include "json-util.h"
 #include "log.h"
 #include "manager.h"
+#include "parse-util.h"
 #include "policy-check.h"
 #include "scope.h"
+#include "time-util.h"
 
 static const char *const reason_table[_REMOVE_REASON_MAX] = {
         [REMOVE_CANCELLED] = "cancelled",
@@ -67,13 +69,6 @@ struct PendingRequest {
         manager_inject_cb cb;
         void *userdata;
 };
-
-static uint64_t now_realtime_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_REALTIME, &ts);
-        return (uint64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 /* ---- the injection table ----------------------------------------------- */
 
@@ -379,7 +374,7 @@ json_object *injection_to_json(Injection *inj) {
         const struct inject_slot *s = &inj->info.slot;
         json_object *o = json_object_new_object();
         const char *ename = s->retval < 0 ? errno_to_name((int) -s->retval) : NULL;
-        uint64_t now = now_boottime_ns();
+        uint64_t now = now_nsec(CLOCK_BOOTTIME);
 
         json_object_object_add(o, "id", json_object_new_string(inj->id_str));
         json_object_object_add(o, "function", json_object_new_string(inj->info.function));
@@ -628,7 +623,7 @@ static void refuse(Manager *m, const Caller *c, const InjectRequest *req, const 
 }
 
 static bool rate_ok(Manager *m, uid_t uid) {
-        uint64_t minute = now_boottime_ns() / (60ULL * 1000000000ULL);
+        uint64_t minute = now_nsec(CLOCK_BOOTTIME) / (60ULL * 1000000000ULL);
         struct RateEntry *e = NULL;
 
         if (uid == 0 || m->options.rate_per_minute == 0)
@@ -729,7 +724,7 @@ static void finish_inject(PendingRequest *p, const char *polkit_how) {
                 .scope_desc = strdup(p->scope.desc),
                 .polkit_how = strdup(polkit_how ?: ""),
                 .info = info,
-                .created_usec = now_realtime_usec(),
+                .created_usec = now_usec(CLOCK_REALTIME),
         };
         inj->expires_usec = inj->created_usec + duration;
         snprintf(inj->id_str, sizeof(inj->id_str), "%016" PRIx64, inj->id);
@@ -998,27 +993,13 @@ static int manage(Manager *m, const Caller *c, uint64_t id, bool interactive, ma
                                   POLKIT_ACTION_MANAGE, NULL, interactive, on_manage_result, mc, NULL);
 }
 
-static int parse_id(const char *s, uint64_t *ret) {
-        char *end;
-        unsigned long long v;
-
-        if (!s || strlen(s) != 16)
-                return -EINVAL;
-        errno = 0;
-        v = strtoull(s, &end, 16);
-        if (errno || *end || v == 0)
-                return -EINVAL;
-        *ret = v;
-        return 0;
-}
-
 int manager_cancel(Manager *m, const Caller *c, const char *id_str, bool interactive, manager_done_cb cb,
                    void *userdata) {
         InjectError err = {};
         Injection *inj;
         uint64_t id;
 
-        if (parse_id(id_str, &id) < 0) {
+        if (parse_injection_id(id_str, &id) < 0) {
                 inject_error_set(&err, -EINVAL, INJECT_ERROR_INVALID_ARGUMENT,
                                  "'%.32s' is not an injection id (16 hex digits)", id_str ?: "");
                 cb(m, &err, userdata);
@@ -1070,7 +1051,7 @@ int manager_add_watcher(Manager *m, VarlinkConn *c, const Caller *caller, json_o
         if (!w)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++)
-                if (parse_id(json_object_get_string(json_object_array_get_idx(ids, i)), &w->ids[w->n_ids++]) < 0) {
+                if (parse_injection_id(json_object_get_string(json_object_array_get_idx(ids, i)), &w->ids[w->n_ids++]) < 0) {
                         free(w);
                         return -EINVAL;
                 }
@@ -1211,7 +1192,7 @@ static int adopt(Manager *m) {
                         if (de->d_name[0] == '.' || strlen(de->d_name) != 21)
                                 continue;
                         memcpy(name, de->d_name, 16);
-                        if (parse_id(name, &id) < 0 || manager_find(m, id))
+                        if (parse_injection_id(name, &id) < 0 || manager_find(m, id))
                                 continue;
                         (void) unlinkat(dirfd(d), de->d_name, 0);
                 }

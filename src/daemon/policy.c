@@ -17,7 +17,9 @@
 #include "duration.h"
 #include "errno-name.h"
 #include "json-util.h"
+#include "parse-util.h"
 #include "policy.h"
+#include "strv.h"
 #include "utf8.h"
 
 struct Policy {
@@ -854,23 +856,6 @@ static int rule_get_array(RuleContext *rc, const char *key, json_object **ret, s
         return 0;
 }
 
-static int parse_id(const char *s, uint32_t *ret) {
-        unsigned long long v;
-        char *end;
-
-        if (!scan_is_digit(s[0]))
-                return -EINVAL;
-        errno = 0;
-        v = strtoull(s, &end, 10);
-        if (errno != 0 || *end != '\0')
-                return -EINVAL;
-        /* (uid_t) -1 means "no change" to the kernel, never a user. */
-        if (v >= UINT32_MAX)
-                return -ERANGE;
-        *ret = (uint32_t) v;
-        return 0;
-}
-
 /* "users" or "groups": names resolved now, numbers taken as they are. */
 static int rule_parse_subjects(RuleContext *rc, PolicyRule *rule, bool users) {
         const char *key = users ? "users" : "groups";
@@ -914,7 +899,7 @@ static int rule_parse_subjects(RuleContext *rc, PolicyRule *rule, bool users) {
                         continue;
                 }
 
-                r = parse_id(s, &ids[n_ids]);
+                r = parse_uid(s, &ids[n_ids]);
                 if (r == -ERANGE)
                         return rule_error(rc, key, i, false, "%s id \"%s\" out of range", what, s);
                 if (r >= 0) {
@@ -1570,13 +1555,6 @@ static int policy_load_file(Policy *p, int dir_fd, const char *dir, const char *
 
 static int compare_names(const void *a, const void *b) {
         return strcmp(*(char *const *) a, *(char *const *) b);
-}
-
-static void strv_freep(char ***p) {
-        if (*p)
-                for (char **s = *p; *s; s++)
-                        free(*s);
-        free(*p);
 }
 
 static int policy_load_dir(Policy *p, const char *dir, uid_t owner_uid) {

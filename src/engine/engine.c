@@ -18,6 +18,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "time-util.h"
 #include "cleanup.h"
 #include "engine.h"
 #include "inject.skel.h"
@@ -97,13 +98,6 @@ static const char *const adopt_table[_ADOPT_ACTION_MAX] = {
 
 const char *adopt_action_to_string(AdoptAction a) {
         return a >= 0 && a < _ADOPT_ACTION_MAX ? adopt_table[a] : NULL;
-}
-
-uint64_t now_boottime_ns(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_BOOTTIME, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 /* libbpf's own chatter: kept for the error we report, shown only on request. */
@@ -613,7 +607,7 @@ static int owned_site_detach(Engine *e, OwnedSite *o) {
                 o->detached = true;
                 e->n_cached++;
         }
-        o->detached_ns = now_boottime_ns();
+        o->detached_ns = now_nsec(CLOCK_BOOTTIME);
         return 0;
 }
 
@@ -664,7 +658,7 @@ void engine_set_site_cache(Engine *e, uint64_t grace_usec, unsigned max_sites) {
 }
 
 uint64_t engine_site_cache_expire(Engine *e) {
-        uint64_t now = now_boottime_ns(), next = UINT64_MAX, grace_ns = e->cache_grace_usec * 1000;
+        uint64_t now = now_nsec(CLOCK_BOOTTIME), next = UINT64_MAX, grace_ns = e->cache_grace_usec * 1000;
         OwnedSite *o, *n;
 
         site_cache_notice_detached(e);
@@ -1466,7 +1460,7 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
                         return r;
         }
 
-        now = now_boottime_ns();
+        now = now_nsec(CLOCK_BOOTTIME);
         slot.created_ns = now;
         slot.deadline_ns = now + spec->duration_usec * 1000;
         if (bpf_map_update_elem(s.slots_fd, &idx, &slot, BPF_ANY) < 0) {
@@ -1537,7 +1531,7 @@ static int find_fn(Engine *e, Site *s, uint32_t idx, const struct inject_slot *s
 
         if (slot->id != c->id)
                 return 0;
-        fill_info(s, slot, now_boottime_ns(), &c->info);
+        fill_info(s, slot, now_nsec(CLOCK_BOOTTIME), &c->info);
         c->found = true;
         if (c->remove) {
                 r = site_remove_slot(e, s, idx);
@@ -1600,7 +1594,7 @@ static int list_fn(Engine *e, Site *s, uint32_t idx, const struct inject_slot *s
         if (!v)
                 return -ENOMEM;
         c->v = v;
-        fill_info(s, slot, now_boottime_ns(), &c->v[c->n++]);
+        fill_info(s, slot, now_nsec(CLOCK_BOOTTIME), &c->v[c->n++]);
         return 0;
 }
 
@@ -1683,7 +1677,7 @@ static void remove_tmp_dirs(Engine *e) {
 
 int engine_adopt(Engine *e, AdoptResult **ret, size_t *ret_n) {
         _cleanup_(engine_unlockp) Engine *locked = NULL;
-        struct adopt_ctx c = { .now = now_boottime_ns() };
+        struct adopt_ctx c = { .now = now_nsec(CLOCK_BOOTTIME) };
         int r;
 
         r = engine_lock(e);

@@ -166,5 +166,3 @@ const char *engine_symbol_name(Engine *e, uint64_t addr);
 /* "name+0xoff" (with " [module]" for a module), or "0xaddr" when no
  * symbol covers addr (kallsyms hidden or unreadable). Truncates to size. */
 int engine_symbolize(Engine *e, uint64_t addr, char *buf, size_t size);
-
-uint64_t now_boottime_ns(void);

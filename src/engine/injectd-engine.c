@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 #include <json-c/json.h>
 
+#include "time-util.h"
 #include "cleanup.h"
 #include "duration.h"
 #include "engine.h"
@@ -62,18 +63,6 @@ static void help(void) {
                "Exit status: 0 success, 1 refused or failed, 2 usage error.\n");
 }
 
-static int parse_id(const char *s, uint64_t *ret) {
-        char *end;
-        unsigned long long v;
-
-        errno = 0;
-        v = strtoull(s, &end, 16);
-        if (errno || *end || !*s || v == 0)
-                return -EINVAL;
-        *ret = v;
-        return 0;
-}
-
 /* "25%", "25", "0.5%" → parts per million. */
 static int parse_probability(const char *s, uint32_t *ret) {
         char *end;
@@ -90,7 +79,7 @@ static int parse_probability(const char *s, uint32_t *ret) {
 static json_object *info_to_json(Engine *e, const InjectionInfo *i) {
         json_object *o = json_object_new_object(), *scope = json_object_new_object(), *callers;
         char id[17];
-        uint64_t now = now_boottime_ns();
+        uint64_t now = now_nsec(CLOCK_BOOTTIME);
         const char *ename = i->slot.retval < 0 ? errno_to_name((int) -i->slot.retval) : NULL;
 
         snprintf(id, sizeof(id), "%016" PRIx64, i->id);
@@ -153,7 +142,7 @@ static void print_json(json_object *o) {
 }
 
 static void print_info_text(const InjectionInfo *i) {
-        uint64_t now = now_boottime_ns();
+        uint64_t now = now_nsec(CLOCK_BOOTTIME);
         const char *kind = i->slot.scope_kind == INJECT_SCOPE_CGROUP ? "cgroup" :
                            i->slot.scope_kind == INJECT_SCOPE_PROCESS ? "process" : "global";
 
@@ -193,7 +182,7 @@ static int hold(Engine *e, const InjectionInfo *info) {
         sfd = signalfd(-1, &mask, SFD_CLOEXEC);
         if (sfd < 0)
                 return negative_errno();
-        now = now_boottime_ns();
+        now = now_nsec(CLOCK_BOOTTIME);
         if (info->slot.deadline_ns > now) {
                 struct pollfd p = { .fd = sfd, .events = POLLIN };
                 uint64_t ms = (info->slot.deadline_ns - now) / 1000000 + 1;
@@ -399,7 +388,7 @@ static int cmd_disarm(Engine *e, int argc, char **argv, bool all) {
                 InjectionInfo final;
                 uint64_t id;
 
-                if (parse_id(argv[i], &id) < 0)
+                if (parse_injection_id(argv[i], &id) < 0)
                         usage_error("Invalid injection ID '%s'", argv[i]);
                 r = engine_disarm(e, id, &final, &err);
                 if (r < 0)
@@ -437,7 +426,7 @@ static int cmd_show(Engine *e, int argc, char **argv) {
         uint64_t id;
         int r;
 
-        if (argc != 1 || parse_id(argv[0], &id) < 0)
+        if (argc != 1 || parse_injection_id(argv[0], &id) < 0)
                 usage_error("'show' takes one injection ID");
         r = engine_get(e, id, &info);
         if (r < 0) {
@@ -620,12 +609,12 @@ static int cmd_events(Engine *e, int argc, char **argv) {
         }
         printf("{\"listening\":true}\n");
         fflush(stdout);
-        deadline = timeout_usec ? now_boottime_ns() + timeout_usec * 1000 : 0;
+        deadline = timeout_usec ? now_nsec(CLOCK_BOOTTIME) + timeout_usec * 1000 : 0;
         for (;;) {
                 r = ring_buffer__poll(rb, 100);
                 if (r == 1 || (r < 0 && r != -EINTR))
                         break;
-                if (deadline && now_boottime_ns() >= deadline)
+                if (deadline && now_nsec(CLOCK_BOOTTIME) >= deadline)
                         break;
         }
         ring_buffer__free(rb);

@@ -7,8 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "time-util.h"
+
 #define USEC_PER_MSEC  UINT64_C(1000)
-#define USEC_PER_SEC   UINT64_C(1000000)
 #define USEC_PER_MINUTE (UINT64_C(60) * USEC_PER_SEC)
 #define USEC_PER_HOUR  (UINT64_C(60) * USEC_PER_MINUTE)
 #define USEC_PER_DAY   (UINT64_C(24) * USEC_PER_HOUR)

@@ -101,15 +101,6 @@ bool varlink_qualified_name_is_valid(const char *name) {
         return interface_name_is_valid_n(name, dot - name) && varlink_member_name_is_valid(dot + 1);
 }
 
-char **varlink_strv_free(char **l) {
-        if (l) {
-                for (char **i = l; *i; i++)
-                        free(*i);
-                free(l);
-        }
-        return NULL;
-}
-
 /* A growing list of borrowed (pointer, length) names, for duplicate and
  * reference checks. */
 typedef struct NameList {
@@ -509,7 +500,7 @@ static int parse_interface(Parser *p, size_t *ret_name_start, size_t *ret_name_l
 }
 
 int varlink_idl_parse(const char *text, char **ret_interface, char ***ret_methods, char **reterr_message) {
-        _cleanup_(varlink_strv_freep) char **methods = NULL;
+        _cleanup_(strv_freep) char **methods = NULL;
         _cleanup_free_ char *interface = NULL;
         Parser p = {};
         size_t start = 0, n = 0;

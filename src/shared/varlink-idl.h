@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 #include "cleanup.h"
+#include "strv.h"
 
 /* "org.example.iface": two or more dot-separated components of ASCII
  * letters, digits and inner dashes, the first starting with a letter, at
@@ -44,8 +45,6 @@ int varlink_idl_validate(const char *text, char **reterr_message);
 
 /* As varlink_idl_validate(), and also returns the interface name and the
  * NULL-terminated list of declared method names (each optional, to be
- * freed with varlink_strv_free()). */
+ * freed with strv_free()). */
 int varlink_idl_parse(const char *text, char **ret_interface, char ***ret_methods, char **reterr_message);
 
-char **varlink_strv_free(char **l);
-DEFINE_TRIVIAL_CLEANUP_FUNC(char **, varlink_strv_free)

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "time-util.h"
 #include "json-util.h"
 #include "utf8.h"
 #include "varlink.h"
@@ -275,7 +276,7 @@ static void method_done(Method *m) {
 static void interface_done(Interface *i) {
         free(i->name);
         free(i->description);
-        varlink_strv_free(i->methods);
+        strv_free(i->methods);
 }
 
 int varlink_server_new(sd_event *e, const VarlinkServerInfo *info, VarlinkServer **ret) {
@@ -354,7 +355,7 @@ static Method *server_find_method(VarlinkServer *s, const char *name) {
 }
 
 int varlink_server_add_interface(VarlinkServer *s, const char *name, const char *description) {
-        _cleanup_(varlink_strv_freep) char **methods = NULL;
+        _cleanup_(strv_freep) char **methods = NULL;
         _cleanup_free_ char *declared = NULL, *n = NULL, *d = NULL;
         Interface *p;
         int r;
@@ -1350,15 +1351,8 @@ struct VarlinkClient {
         bool broken;  /* a call failed midway: replies may be out of step */
 };
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * UINT64_C(1000000) + (uint64_t) ts.tv_nsec / 1000;
-}
-
 static uint64_t client_deadline(VarlinkClient *c) {
-        uint64_t n = now_usec();
+        uint64_t n = now_usec(CLOCK_MONOTONIC);
 
         if (c->timeout == VARLINK_TIMEOUT_INFINITY || c->timeout > UINT64_MAX - n)
                 return VARLINK_TIMEOUT_INFINITY;
@@ -1373,7 +1367,7 @@ static int client_wait(VarlinkClient *c, short events, uint64_t deadline) {
                 int ms = -1, r;
 
                 if (deadline != VARLINK_TIMEOUT_INFINITY) {
-                        uint64_t n = now_usec(), left;
+                        uint64_t n = now_usec(CLOCK_MONOTONIC), left;
 
                         if (n >= deadline)
                                 return -ETIMEDOUT;

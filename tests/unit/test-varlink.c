@@ -1636,7 +1636,7 @@ static void test_idl(void) {
         ASSERT_STREQ(methods[9], "Declared");
         ASSERT_NULL(methods[10]);
         free(iface);
-        methods = varlink_strv_free(methods);
+        methods = strv_free(methods);
 }
 
 static void cleanup_tmpdir(void) {
