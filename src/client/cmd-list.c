@@ -287,8 +287,10 @@ static int on_event(json_object *event, void *userdata) {
                 return strcmp(type, "removed") == 0 ? watch_removed(w, id) : 0;
         }
         if (strcmp(type, "watching") == 0) {
-                if (isatty(STDOUT_FILENO))
-                        printf("Watching; Ctrl-C stops.\n");
+                /* A status line, not an event: on stderr, so that a script
+                 * (or a test) knows the stream is on before it makes the
+                 * fault it waits for, and stdout holds only events. */
+                fprintf(stderr, "Watching; Ctrl-C stops.\n");
                 fflush(stdout);
                 return 0;
         }

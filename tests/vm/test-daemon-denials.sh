@@ -81,7 +81,13 @@ polkit.addRule(function(action, subject) {
 });
 JS
 at_exit rm -f /etc/polkit-1/rules.d/40-deny-alice.rules
-sleep 2   # polkitd reloads rules on change
+# polkitd reloads its rules when the directory changes, at its own pace on
+# a loaded machine: wait until it denies a process of alice's.
+setpriv --reuid=alice --regid=alice --init-groups sleep 600 &
+alice_pid=$!
+at_exit kill "$alice_pid"
+alice_denied() { ! pkcheck --action-id org.injectd.inject --process "$alice_pid" >/dev/null 2>&1; }
+wait_until 120 alice_denied
 denied alice NotAuthorized "polkit did not authorize org.injectd.inject" "{$base}"
 assert_eq 0 "$(injections_left)" "injections after polkit said no"
 

@@ -23,9 +23,9 @@ umount "$mnt"
 
 # Deadline, on the fmod_ret backend that auto picks: the BPF program checks
 # the deadline itself, so nothing in user space runs between the two mounts.
-# 15 s: under TCG on a loaded machine, arming and the first mount alone
-# have taken more than 4 s.
-id=$(engine_arm open_ctree --error ENOMEM --pid $$ --for 15s)
+# 30 s: under TCG on a loaded machine, arming and the first mount alone
+# have taken more than 4 s; the first mount must come before the deadline.
+id=$(engine_arm open_ctree --error ENOMEM --pid $$ --for 30s)
 assert_eq fmod_ret "$(engine_field "$id" backend)" "backend auto picks"
 assert_fails_with "Cannot allocate memory" mount -o loop "$img" "$mnt"
 left=$(engine_field "$id" remaining_ms)

@@ -45,7 +45,9 @@ for api in dbus varlink; do
     # watch (text, all of alice's injections) until Ctrl-C.
     start_as alice "$w.txt" "$w.err" "$INJECTCTL" "${T[@]}" watch
     wpid=$BG_PID
-    sleep 1
+    # The status line comes once the stream is on; a fault before it could
+    # be missed.
+    wait_until 60 grep -q '^Watching' "$w.err"
     id=$(ictl "${T[@]}" inject __x64_sys_openat --error EACCES --comm open-report --times 1 --for 1min --detach)
     assert_eq "/etc/hostname: EACCES" "$(as alice "$OPEN_REPORT" 0 /etc/hostname)" "the open under watch ($api)"
     wait_until 20 grep -q "$id fault" "$w.txt"

@@ -196,7 +196,9 @@ same_as_pkcheck alice org.injectd.inject 0
 stdbuf -oL dbus-monitor --system "interface=org.freedesktop.PolicyKit1.Authority" >"$work/monitor.log" 2>&1 &
 monitor_pid=$!
 at_exit kill "$monitor_pid"
-sleep 1 # let the monitor attach
+# The monitor is attached once it shows a check we make.
+pk bob org.injectd.inject >/dev/null
+wait_until 60 grep -q "member=CheckAuthorization" "$work/monitor.log"
 started=$(date +%s%N)
 pc --action org.injectd.inject --pid "${PID[dave]}" --interactive --cancel-after 300
 elapsed_ms=$((($(date +%s%N) - started) / 1000000))

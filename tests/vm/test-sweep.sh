@@ -58,7 +58,7 @@ assert_eq 0 "$(injections_left)" "injections left after the sweep"
 # call 3 failing hangs it. Alice, over Varlink, --json.
 log "sweep __x64_sys_eventfd2:ENOMEM as alice over --varlink: a crash and a hang"
 rc=0
-doc=$(as alice "$INJECTCTL" --varlink sweep --json --timeout 3s --fail __x64_sys_eventfd2:ENOMEM \
+doc=$(as alice "$INJECTCTL" --varlink sweep --json --timeout 20s --fail __x64_sys_eventfd2:ENOMEM \
     -- "$TARGET" --crash-at 2 --hang-at 3 4) || rc=$?
 assert_eq 1 "$rc" "sweep's exit status when a run crashed or hung"
 jq -e . <<<"$doc" >/dev/null || fail "sweep --json: not JSON: ${doc:0:300}"
