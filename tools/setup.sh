@@ -31,7 +31,7 @@ packages=(
     # tests and the test VM
     qemu-system-x86 btrfs-progs dbus polkitd pkexec socat util-linux
     systemd libcap2-bin
-    procps iproute2 kmod jq python3 libglib2.0-bin
+    procps iproute2 iputils-ping kmod jq python3 libglib2.0-bin
     # the fuzz suite (libFuzzer, clang's sanitizer runtimes: only recommended
     # by clang) and the daemon under valgrind (docs/sanitizers.md)
     libclang-rt-14-dev valgrind
