@@ -16,11 +16,11 @@
 #include "cleanup.h"
 #include "duration.h"
 #include "errno-name.h"
+#include "json-reader.h"
 #include "json-util.h"
 #include "parse-util.h"
 #include "policy.h"
 #include "strv.h"
-#include "utf8.h"
 
 struct Policy {
         PolicyRule **rules;
@@ -211,471 +211,6 @@ const PolicyRule *policy_find_rule(const Policy *p, const char *name) {
         return i < 0 ? NULL : p->rules[i];
 }
 
-/* ---- Where things are in the file text ----
- *
- * json-c keeps no positions, so a second, strict pass over the text finds
- * them: it validates (so a syntax error gets the offset of the first bad
- * byte), refuses duplicate keys (json-c would silently keep the last one,
- * and a policy must not mean something other than what it seems to say),
- * and finds the offset of the value (or key) at a path such as
- * rules[3].errors[1]. Nesting is bounded by JSON_DEPTH_MAX, like
- * json_parse_strict(), so the recursion is too. */
-
-typedef struct JsonPathElem {
-        const char *key;        /* an object member, or if NULL ... */
-        size_t index;           /* ... an array element */
-} JsonPathElem;
-
-typedef struct JsonScanner {
-        const char *s;
-        size_t len;
-        size_t i;
-
-        const char *error;      /* the first syntax error, static or in error_buf */
-        size_t error_offset;
-        char error_buf[128];
-
-        const JsonPathElem *target;
-        size_t n_target;
-        bool want_key;          /* locate the last element's key rather than its value */
-        bool found;
-        size_t found_level;     /* how much of target was found ... */
-        size_t found_offset;    /* ... and where its deepest part is */
-
-        /* If set, and target is an array, the offsets of its elements. */
-        bool collect;
-        size_t *elements;
-        size_t n_elements;
-} JsonScanner;
-
-typedef struct JsonSpan {
-        size_t start, end;      /* a string's raw contents, between the quotes */
-} JsonSpan;
-
-static int scan_fail(JsonScanner *j, size_t offset, const char *reason) {
-        if (!j->error) {
-                j->error = reason;
-                j->error_offset = offset;
-        }
-        return -EBADMSG;
-}
-
-_printf_(3, 4)
-static int scan_failf(JsonScanner *j, size_t offset, const char *fmt, ...) {
-        va_list ap;
-
-        if (j->error)
-                return -EBADMSG;
-
-        va_start(ap, fmt);
-        (void) vsnprintf(j->error_buf, sizeof(j->error_buf), fmt, ap);
-        va_end(ap);
-        return scan_fail(j, offset, j->error_buf);
-}
-
-static void scan_mark(JsonScanner *j, size_t level, size_t offset) {
-        if (!j->found || level > j->found_level) {
-                j->found = true;
-                j->found_level = level;
-                j->found_offset = offset;
-        }
-}
-
-static bool scan_is_space(char c) {
-        return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-static void scan_space(JsonScanner *j) {
-        while (j->i < j->len && scan_is_space(j->s[j->i]))
-                j->i++;
-}
-
-static bool scan_is_digit(char c) {
-        return c >= '0' && c <= '9';
-}
-
-static bool scan_is_hex(char c) {
-        return scan_is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-
-static bool scan_is_alnum(char c) {
-        return scan_is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-static int scan_unexpected(JsonScanner *j, size_t offset) {
-        unsigned char c;
-
-        if (offset >= j->len)
-                return scan_fail(j, j->len, "unexpected end of file");
-
-        c = (unsigned char) j->s[offset];
-        if (c == '\0')
-                return scan_fail(j, offset, "NUL byte");
-        if (c >= 0x21 && c < 0x7f)
-                return scan_failf(j, offset, "unexpected character '%c'", c);
-        return scan_failf(j, offset, "unexpected byte 0x%02x", c);
-}
-
-/* At the opening quote; leaves j->i after the closing one. */
-static int scan_string(JsonScanner *j, JsonSpan *ret) {
-        size_t start = ++j->i;
-
-        while (j->i < j->len) {
-                unsigned char c = (unsigned char) j->s[j->i];
-
-                if (c == '"') {
-                        *ret = (JsonSpan) { start, j->i };
-                        j->i++;
-                        return 0;
-                }
-                if (c == '\0')
-                        return scan_fail(j, j->i, "NUL byte in a string");
-                if (c < 0x20)
-                        return scan_fail(j, j->i, "control character in a string (write it as an escape)");
-
-                if (c == '\\') {
-                        char e = j->i + 1 < j->len ? j->s[j->i + 1] : '\0';
-
-                        if (e != '\0' && strchr("\"\\/bfnrt", e))
-                                j->i += 2;
-                        else if (e == 'u') {
-                                for (size_t k = 2; k < 6; k++)
-                                        if (j->i + k >= j->len || !scan_is_hex(j->s[j->i + k]))
-                                                return scan_fail(j, j->i, "invalid \\u escape");
-                                j->i += 6;
-                        } else
-                                return scan_fail(j, j->i, "invalid escape sequence");
-                        continue;
-                }
-
-                if (c >= 0x80) {
-                        size_t k = utf8_char_len(j->s + j->i, j->len - j->i);
-
-                        if (k == 0)
-                                return scan_fail(j, j->i, "invalid UTF-8");
-                        j->i += k;
-                        continue;
-                }
-
-                j->i++;
-        }
-
-        return scan_fail(j, j->len, "unexpected end of file in a string");
-}
-
-static int scan_number(JsonScanner *j) {
-        size_t start = j->i;
-        bool integer = true;
-
-        if (j->s[j->i] == '-')
-                j->i++;
-
-        if (j->i < j->len && j->s[j->i] == '0')
-                j->i++;
-        else if (j->i < j->len && j->s[j->i] >= '1' && j->s[j->i] <= '9')
-                while (j->i < j->len && scan_is_digit(j->s[j->i]))
-                        j->i++;
-        else
-                return scan_fail(j, start, "invalid number");
-
-        if (j->i < j->len && j->s[j->i] == '.') {
-                integer = false;
-                j->i++;
-                if (j->i >= j->len || !scan_is_digit(j->s[j->i]))
-                        return scan_fail(j, start, "invalid number");
-                while (j->i < j->len && scan_is_digit(j->s[j->i]))
-                        j->i++;
-        }
-
-        if (j->i < j->len && (j->s[j->i] == 'e' || j->s[j->i] == 'E')) {
-                integer = false;
-                j->i++;
-                if (j->i < j->len && (j->s[j->i] == '+' || j->s[j->i] == '-'))
-                        j->i++;
-                if (j->i >= j->len || !scan_is_digit(j->s[j->i]))
-                        return scan_fail(j, start, "invalid number");
-                while (j->i < j->len && scan_is_digit(j->s[j->i]))
-                        j->i++;
-        }
-
-        /* "01", "1.2.3", "1x": the number must end here. */
-        if (j->i < j->len && (scan_is_alnum(j->s[j->i]) || strchr(".+-", j->s[j->i])))
-                return scan_fail(j, start, "invalid number");
-
-        if (integer && !json_integer_fits(j->s + start, j->i - start))
-                return scan_fail(j, start, "integer out of range");
-
-        return 0;
-}
-
-static int scan_literal(JsonScanner *j, const char *word) {
-        size_t n = strlen(word);
-
-        if (j->len - j->i < n || memcmp(j->s + j->i, word, n) != 0 ||
-            (j->i + n < j->len && scan_is_alnum(j->s[j->i + n])))
-                return scan_unexpected(j, j->i);
-
-        j->i += n;
-        return 0;
-}
-
-/* The value of a JSON string token, for the rare keys with escapes. */
-static int json_span_decode(const char *s, JsonSpan span, char **ret, size_t *ret_len) {
-        _cleanup_json_ json_object *o = NULL;
-        const char *v;
-        char *copy;
-        int r;
-
-        /* Include the quotes: the token is then a complete JSON document. */
-        r = json_parse_strict(s + span.start - 1, span.end - span.start + 2, 0, &o);
-        if (r < 0)
-                return r;
-        if (!json_object_is_type(o, json_type_string))
-                return -EBADMSG;
-
-        v = json_object_get_string(o);
-        copy = malloc((size_t) json_object_get_string_len(o) + 1);
-        if (!copy)
-                return -ENOMEM;
-        memcpy(copy, v, (size_t) json_object_get_string_len(o) + 1);
-
-        *ret_len = (size_t) json_object_get_string_len(o);
-        *ret = copy;
-        return 0;
-}
-
-static bool json_span_has_escape(const char *s, JsonSpan span) {
-        return memchr(s + span.start, '\\', span.end - span.start) != NULL;
-}
-
-static int json_span_equal(const char *s, JsonSpan a, JsonSpan b) {
-        _cleanup_free_ char *da = NULL, *db = NULL;
-        size_t la, lb;
-        int r;
-
-        if (!json_span_has_escape(s, a) && !json_span_has_escape(s, b))
-                return a.end - a.start == b.end - b.start &&
-                        memcmp(s + a.start, s + b.start, a.end - a.start) == 0;
-
-        r = json_span_decode(s, a, &da, &la);
-        if (r < 0)
-                return r;
-        r = json_span_decode(s, b, &db, &lb);
-        if (r < 0)
-                return r;
-        return la == lb && memcmp(da, db, la) == 0;
-}
-
-static int json_span_equal_str(const char *s, JsonSpan a, const char *str) {
-        _cleanup_free_ char *d = NULL;
-        size_t l, n = strlen(str);
-        int r;
-
-        if (!json_span_has_escape(s, a))
-                return a.end - a.start == n && memcmp(s + a.start, str, n) == 0;
-
-        r = json_span_decode(s, a, &d, &l);
-        if (r < 0)
-                return r;
-        return l == n && memcmp(d, str, n) == 0;
-}
-
-static int scan_value(JsonScanner *j, unsigned depth, size_t level, bool on_path);
-
-static int scan_object(JsonScanner *j, unsigned depth, size_t level, bool on_path) {
-        _cleanup_free_ JsonSpan *keys = NULL;
-        size_t n_keys = 0;
-        int r;
-
-        j->i++; /* '{' */
-        scan_space(j);
-        if (j->i < j->len && j->s[j->i] == '}') {
-                j->i++;
-                return 0;
-        }
-
-        for (;;) {
-                bool child_on_path = false;
-                size_t key_offset;
-                JsonSpan key;
-                JsonSpan *a;
-
-                scan_space(j);
-                if (j->i >= j->len || j->s[j->i] != '"') {
-                        if (j->i < j->len && j->s[j->i] == '}')
-                                return scan_fail(j, j->i, "expected a quoted key (trailing comma?)");
-                        if (j->i < j->len)
-                                return scan_fail(j, j->i, "expected a quoted key");
-                        return scan_unexpected(j, j->i);
-                }
-
-                key_offset = j->i;
-                r = scan_string(j, &key);
-                if (r < 0)
-                        return r;
-
-                for (size_t k = 0; k < n_keys; k++) {
-                        r = json_span_equal(j->s, keys[k], key);
-                        if (r < 0)
-                                return r;
-                        if (r > 0)
-                                return scan_failf(j, key_offset, "duplicate key \"%.*s\"",
-                                                  (int) (key.end - key.start), j->s + key.start);
-                }
-
-                a = reallocarray(keys, n_keys + 1, sizeof(*a));
-                if (!a)
-                        return -ENOMEM;
-                keys = a;
-                keys[n_keys++] = key;
-
-                if (on_path && level < j->n_target && j->target[level].key) {
-                        r = json_span_equal_str(j->s, key, j->target[level].key);
-                        if (r < 0)
-                                return r;
-                        child_on_path = r > 0;
-                        if (child_on_path && j->want_key && level + 1 == j->n_target)
-                                scan_mark(j, level + 1, key_offset);
-                }
-
-                scan_space(j);
-                if (j->i >= j->len || j->s[j->i] != ':')
-                        return j->i < j->len ? scan_fail(j, j->i, "expected ':' after the key")
-                                             : scan_unexpected(j, j->i);
-                j->i++;
-
-                r = scan_value(j, depth + 1, level + 1, child_on_path);
-                if (r < 0)
-                        return r;
-
-                scan_space(j);
-                if (j->i < j->len && j->s[j->i] == ',') {
-                        j->i++;
-                        continue;
-                }
-                if (j->i < j->len && j->s[j->i] == '}') {
-                        j->i++;
-                        return 0;
-                }
-                return j->i < j->len ? scan_fail(j, j->i, "expected ',' or '}' (missing comma?)")
-                                     : scan_unexpected(j, j->i);
-        }
-}
-
-static int scan_array(JsonScanner *j, unsigned depth, size_t level, bool on_path) {
-        int r;
-
-        j->i++; /* '[' */
-        scan_space(j);
-        if (j->i < j->len && j->s[j->i] == ']') {
-                j->i++;
-                return 0;
-        }
-
-        for (size_t index = 0;; index++) {
-                bool child_on_path = on_path && level < j->n_target &&
-                        !j->target[level].key && j->target[level].index == index;
-
-                scan_space(j);
-                if (j->i < j->len && j->s[j->i] == ']')
-                        return scan_fail(j, j->i, "expected a value (trailing comma?)");
-
-                if (j->collect && on_path && level == j->n_target) {
-                        size_t *a = reallocarray(j->elements, j->n_elements + 1, sizeof(size_t));
-
-                        if (!a)
-                                return -ENOMEM;
-                        j->elements = a;
-                        j->elements[j->n_elements++] = j->i;
-                }
-
-                r = scan_value(j, depth + 1, level + 1, child_on_path);
-                if (r < 0)
-                        return r;
-
-                scan_space(j);
-                if (j->i < j->len && j->s[j->i] == ',') {
-                        j->i++;
-                        continue;
-                }
-                if (j->i < j->len && j->s[j->i] == ']') {
-                        j->i++;
-                        return 0;
-                }
-                return j->i < j->len ? scan_fail(j, j->i, "expected ',' or ']' (missing comma?)")
-                                     : scan_unexpected(j, j->i);
-        }
-}
-
-/* depth: containers around this value; level: its path length. */
-static int scan_value(JsonScanner *j, unsigned depth, size_t level, bool on_path) {
-        JsonSpan ignored;
-
-        scan_space(j);
-        if (j->i >= j->len)
-                return scan_unexpected(j, j->i);
-
-        if (on_path)
-                scan_mark(j, level, j->i);
-
-        switch (j->s[j->i]) {
-        case '{':
-        case '[':
-                if (depth >= JSON_DEPTH_MAX)
-                        return scan_fail(j, j->i, "nesting too deep");
-                return j->s[j->i] == '{' ? scan_object(j, depth, level, on_path)
-                                         : scan_array(j, depth, level, on_path);
-        case '"':
-                return scan_string(j, &ignored);
-        case 't':
-                return scan_literal(j, "true");
-        case 'f':
-                return scan_literal(j, "false");
-        case 'n':
-                return scan_literal(j, "null");
-        default:
-                if (j->s[j->i] == '-' || scan_is_digit(j->s[j->i]))
-                        return scan_number(j);
-                return scan_unexpected(j, j->i);
-        }
-}
-
-/* Validates the whole text, and locates target if given. Returns 0;
- * -EBADMSG with j->error and j->error_offset set; -ENOMEM. */
-static int json_scan(JsonScanner *j) {
-        int r;
-
-        scan_space(j);
-        if (j->i >= j->len)
-                return scan_fail(j, 0, "empty file");
-
-        r = scan_value(j, 0, 0, true);
-        if (r < 0)
-                return r;
-
-        scan_space(j);
-        if (j->i < j->len)
-                return j->s[j->i] == '\0' ? scan_fail(j, j->i, "NUL byte")
-                                          : scan_fail(j, j->i, "trailing data after the JSON value");
-        return 0;
-}
-
-static unsigned line_of_offset(const char *s, size_t len, size_t offset) {
-        unsigned line = 1;
-
-        if (offset > len)
-                offset = len;
-        /* An error at the end of a file that ends in a newline belongs to
-         * the last line, not to the empty one after it. */
-        if (offset == len && offset > 0 && s[offset - 1] == '\n')
-                offset--;
-
-        for (size_t i = 0; i < offset; i++)
-                if (s[i] == '\n')
-                        line++;
-        return line;
-}
-
 /* ---- Parsing one file ---- */
 
 typedef struct FileContext {
@@ -684,8 +219,9 @@ typedef struct FileContext {
         const char *text;
         size_t len;
 
-        unsigned *rule_lines;   /* of each '{' in "rules", all found in one pass */
-        size_t n_rule_lines;
+        json_object *top;               /* the parsed text, borrowed */
+        json_object *rules;             /* its "rules" array, once known */
+        JsonPositions *positions;       /* where its values and keys stand */
 
         char *error;            /* the reason the file is refused */
         unsigned error_line;
@@ -693,26 +229,21 @@ typedef struct FileContext {
 
 typedef struct RuleContext {
         FileContext *file;
-        json_object *obj;
+        json_object *obj;       /* rules[index], whatever its type */
         size_t index;
         unsigned line;          /* of the rule's '{' */
         char label[POLICY_RULE_NAME_MAX + 16];
 } RuleContext;
 
-static unsigned file_locate(FileContext *c, const JsonPathElem *path, size_t n, bool want_key) {
-        JsonScanner j = {
-                .s = c->text,
-                .len = c->len,
-                .target = path,
-                .n_target = n,
-                .want_key = want_key,
-        };
+/* The line of the top-level value, or of the key (want_key) or the value
+ * of its member key. */
+static unsigned file_locate(FileContext *c, const char *key, bool want_key) {
+        JsonPosition root = { .line = 1 }, k, v;
 
-        /* The text was scanned successfully already, so this finds at least
-         * the top-level value; a failure (ENOMEM) gives line 1. */
-        if (json_scan(&j) < 0 && !j.found)
-                return 1;
-        return line_of_offset(c->text, c->len, j.found ? j.found_offset : 0);
+        (void) json_positions_root(c->positions, &root);
+        if (!key || json_positions_member(c->positions, c->top, key, &k, &v) < 0)
+                return root.line;
+        return want_key ? k.line : v.line;
 }
 
 /* Records why the file is refused; returns -EBADMSG (or -ENOMEM). */
@@ -733,20 +264,20 @@ static int file_error(FileContext *c, unsigned line, const char *fmt, ...) {
         return -EBADMSG;
 }
 
-/* The line of rules[index], or of its key (want_key) or its value, or of
- * element elem (if != SIZE_MAX) of its value. */
+/* The line of rules[index], or of its member key (want_key) or its value,
+ * or of element elem (if != SIZE_MAX) of that value. What is not there is
+ * placed on the line of what would hold it. */
 static unsigned rule_locate(RuleContext *rc, const char *key, size_t elem, bool want_key) {
-        JsonPathElem path[4] = {
-                { .key = "rules" },
-                { .index = rc->index },
-                { .key = key },
-                { .index = elem },
-        };
-        size_t n = !key ? 2 : elem == SIZE_MAX ? 3 : 4;
+        JsonPositions *p = rc->file->positions;
+        JsonPosition rule = { .line = 1 }, k, v;
 
-        if (!key && rc->index < rc->file->n_rule_lines)
-                return rc->file->rule_lines[rc->index];
-        return file_locate(rc->file, path, n, want_key && elem == SIZE_MAX);
+        (void) json_positions_element(p, rc->file->rules, rc->index, &rule);
+        if (!key || json_positions_member(p, rc->obj, key, &k, &v) < 0)
+                return rule.line;
+        if (elem == SIZE_MAX)
+                return want_key ? k.line : v.line;
+        (void) json_positions_element(p, json_object_object_get(rc->obj, key), elem, &v);
+        return v.line;
 }
 
 _printf_(5, 6)
@@ -784,13 +315,17 @@ static int rule_warning(RuleContext *rc, const char *key, size_t elem, const cha
                                   rule_locate(rc, key, elem, false), "%s: %s", rc->label, reason);
 }
 
+static bool is_alnum(char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
 static bool rule_name_is_valid(const char *s) {
         size_t n = strlen(s);
 
-        if (n == 0 || n > POLICY_RULE_NAME_MAX || !scan_is_alnum(s[0]))
+        if (n == 0 || n > POLICY_RULE_NAME_MAX || !is_alnum(s[0]))
                 return false;
         for (size_t i = 0; i < n; i++)
-                if (!scan_is_alnum(s[i]) && !strchr("._-", s[i]))
+                if (!is_alnum(s[i]) && !strchr("._-", s[i]))
                         return false;
         return true;
 }
@@ -810,7 +345,7 @@ static const char *function_pattern_invalid(const char *p) {
         for (size_t i = 0; i < n; i++) {
                 char c = p[i];
 
-                if (scan_is_alnum(c) || c == '_' || c == '.' || c == '*' || c == '?')
+                if (is_alnum(c) || c == '_' || c == '.' || c == '*' || c == '?')
                         continue;
 
                 if (c == ']')
@@ -824,7 +359,7 @@ static const char *function_pattern_invalid(const char *p) {
                 if (i < n && p[i] == ']')
                         return "empty [] class";
                 for (; i < n && p[i] != ']'; i++)
-                        if (!scan_is_alnum(p[i]) && p[i] != '_' && p[i] != '.' && p[i] != '-')
+                        if (!is_alnum(p[i]) && p[i] != '_' && p[i] != '.' && p[i] != '-')
                                 return "character not allowed in a [] class";
                 if (i >= n)
                         return "'[' without ']'";
@@ -1250,69 +785,37 @@ static void file_rules_done(FileRules *f) {
  * declares, a NULL-terminated array borrowing from *ret_json. */
 static int file_parse(FileContext *c, FileRules *ret, json_object **ret_json) {
         static const char *const top_keys[] = { "rules", NULL };
-        static const JsonPathElem rules_path[] = { { .key = "rules" } };
-        JsonScanner j = {
-                .s = c->text,
-                .len = c->len,
-                .target = rules_path,
-                .n_target = 1,
-                .collect = true,
-        };
         _cleanup_json_ json_object *obj = NULL;
         _cleanup_(file_rules_done) FileRules f = {};
+        JsonReadError e;
         json_object *rules;
         const char *unknown;
         size_t n;
         int r;
 
-        r = json_scan(&j);
-        if (r == -EBADMSG) {
-                free(j.elements);
-                return file_error(c, line_of_offset(c->text, c->len, j.error_offset),
-                                  "invalid JSON: %s", j.error);
-        }
-        if (r < 0) {
-                free(j.elements);
-                return r;
-        }
-
-        /* The elements' offsets ascend, so one pass gives all their lines. */
-        c->rule_lines = calloc(j.n_elements > 0 ? j.n_elements : 1, sizeof(unsigned));
-        if (!c->rule_lines) {
-                free(j.elements);
-                return -ENOMEM;
-        }
-        for (size_t i = 0, k = 0, line = 1; k < j.n_elements; i++) {
-                while (k < j.n_elements && j.elements[k] == i)
-                        c->rule_lines[k++] = (unsigned) line;
-                if (i < c->len && c->text[i] == '\n')
-                        line++;
-        }
-        c->n_rule_lines = j.n_elements;
-        free(j.elements);
-
-        r = json_parse_strict(c->text, c->len, 0, &obj);
-        if (r == -ENOMEM)
-                return r;
+        r = json_read(c->text, c->len, 0, &obj, &c->positions, &e);
+        if (r == -EBADMSG || r == -ERANGE)
+                return file_error(c, e.position.line, "invalid JSON: %s", e.message);
         if (r < 0)
-                /* The scan above checks at least what json_parse_strict()
-                 * does, so this should not happen. */
-                return file_error(c, 1, "invalid JSON: %s", strerror(-r));
+                return r;
+        c->top = obj;
 
         if (!json_object_is_type(obj, json_type_object))
-                return file_error(c, file_locate(c, NULL, 0, false),
+                return file_error(c, file_locate(c, NULL, false),
                                   "the top level must be an object with a \"rules\" array");
 
         r = json_check_keys(obj, top_keys, &unknown);
         if (r < 0)
-                return file_error(c, file_locate(c, (const JsonPathElem[]) { { .key = unknown } }, 1, true),
+                return file_error(c, file_locate(c, unknown, true),
                                   "unknown key \"%s\" (expected \"rules\")", unknown);
 
         r = json_get_array(obj, "rules", &rules);
+        if (r >= 0)
+                c->rules = rules;
         if (r == -ENOENT)
-                return file_error(c, file_locate(c, NULL, 0, false), "\"rules\" is required");
+                return file_error(c, file_locate(c, NULL, false), "\"rules\" is required");
         if (r < 0)
-                return file_error(c, file_locate(c, (const JsonPathElem[]) { { .key = "rules" } }, 1, false),
+                return file_error(c, file_locate(c, "rules", false),
                                   "\"rules\" must be an array");
 
         /* From here on the caller may want the names. */
@@ -1332,7 +835,11 @@ static int file_parse(FileContext *c, FileRules *ret, json_object **ret_json) {
 
                 for (size_t k = 0; k < f.n; k++)
                         if (strcmp(f.rules[k]->name, rule->name) == 0) {
-                                RuleContext rc = { .file = c, .index = i };
+                                RuleContext rc = {
+                                        .file = c,
+                                        .obj = json_object_array_get_idx(rules, i),
+                                        .index = i,
+                                };
                                 unsigned first = f.rules[k]->line;
 
                                 (void) snprintf(rc.label, sizeof(rc.label), "rule \"%s\"", rule->name);
@@ -1535,7 +1042,7 @@ static int policy_load_file(Policy *p, int dir_fd, const char *dir, const char *
         };
 
         r = file_parse(&c, &f, &json);
-        free(c.rule_lines);
+        c.positions = json_positions_free(c.positions);
         if (r == -EBADMSG) {
                 _cleanup_free_ char *error = TAKE_PTR(c.error);
 
