@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "time-util.h"
+#include "json-reader.h"
 #include "json-util.h"
 #include "utf8.h"
 #include "varlink.h"
@@ -799,7 +800,7 @@ int varlink_call_parse(const char *text, size_t len, VarlinkCall *ret) {
         json_object *p;
         int r;
 
-        r = json_parse_strict(text, len, JSON_PARSE_OBJECT, &msg);
+        r = json_read(text, len, JSON_READ_OBJECT, &msg, NULL, NULL);
         if (r < 0)
                 return r == -ENOMEM ? r : -EBADMSG;
 
@@ -1534,7 +1535,7 @@ int varlink_reply_parse(const char *text, size_t len, VarlinkReply *ret) {
         json_object *p;
         int r;
 
-        r = json_parse_strict(text, len, JSON_PARSE_OBJECT, &msg);
+        r = json_read(text, len, JSON_READ_OBJECT, &msg, NULL, NULL);
         if (r < 0)
                 return r == -ENOMEM ? r : -EBADMSG;
 
