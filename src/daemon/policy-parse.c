@@ -92,39 +92,42 @@ static unsigned rule_locate(RuleContext *rc, const char *key, size_t elem, bool 
         return v.line;
 }
 
-_printf_(5, 6)
-static int rule_error(RuleContext *rc, const char *key, size_t elem, bool want_key, const char *fmt, ...) {
+/* Refuses the file (level ERROR) or warns, about what rule_locate() finds. */
+static int rule_problemv(RuleContext *rc, PolicyProblemLevel level, const char *key, size_t elem, bool want_key,
+                         const char *fmt, va_list ap) {
         _cleanup_free_ char *reason = NULL;
-        va_list ap;
-        int k;
+        unsigned line = rule_locate(rc, key, elem, want_key);
 
-        va_start(ap, fmt);
-        k = vasprintf(&reason, fmt, ap);
-        va_end(ap);
-        if (k < 0) {
+        if (vasprintf(&reason, fmt, ap) < 0) {
                 reason = NULL;
                 return -ENOMEM;
         }
 
-        return file_error(rc->file, rule_locate(rc, key, elem, want_key), "%s: %s", rc->label, reason);
+        if (level == POLICY_PROBLEM_ERROR)
+                return file_error(rc->file, line, "%s: %s", rc->label, reason);
+        return policy_add_problem(rc->file->policy, level, rc->file->path, line, "%s: %s", rc->label, reason);
+}
+
+_printf_(5, 6)
+static int rule_error(RuleContext *rc, const char *key, size_t elem, bool want_key, const char *fmt, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = rule_problemv(rc, POLICY_PROBLEM_ERROR, key, elem, want_key, fmt, ap);
+        va_end(ap);
+        return r;
 }
 
 _printf_(4, 5)
 static int rule_warning(RuleContext *rc, const char *key, size_t elem, const char *fmt, ...) {
-        _cleanup_free_ char *reason = NULL;
         va_list ap;
-        int k;
+        int r;
 
         va_start(ap, fmt);
-        k = vasprintf(&reason, fmt, ap);
+        r = rule_problemv(rc, POLICY_PROBLEM_WARNING, key, elem, false, fmt, ap);
         va_end(ap);
-        if (k < 0) {
-                reason = NULL;
-                return -ENOMEM;
-        }
-
-        return policy_add_problem(rc->file->policy, POLICY_PROBLEM_WARNING, rc->file->path,
-                                  rule_locate(rc, key, elem, false), "%s: %s", rc->label, reason);
+        return r;
 }
 
 static bool is_alnum(char c) {
@@ -180,255 +183,184 @@ static const char *function_pattern_invalid(const char *p) {
         return NULL;
 }
 
-/* An optional, non-empty array. *ret is NULL if absent (or null). */
-static int rule_get_array(RuleContext *rc, const char *key, json_object **ret, size_t *ret_n) {
+/* Parses element i of the n in the list key into rule; returns 0, or
+ * rule_error()'s return. Called with i == 0 first, to allocate. */
+typedef int (*ElementParseFn)(RuleContext *rc, PolicyRule *rule, const char *key, json_object *e, size_t i, size_t n);
+
+/* The optional, non-empty array key, element by element. Returns 1 if the
+ * key is there, 0 if not (or null). */
+static int rule_parse_list(RuleContext *rc, PolicyRule *rule, const char *key, ElementParseFn parse) {
         json_object *a;
+        size_t n;
         int r;
 
         r = json_get_array(rc->obj, key, &a);
-        if (r == -ENOENT) {
-                *ret = NULL;
-                *ret_n = 0;
+        if (r == -ENOENT)
                 return 0;
-        }
         if (r < 0)
                 return rule_error(rc, key, SIZE_MAX, false, "\"%s\" must be an array", key);
-        if (json_object_array_length(a) == 0)
+        n = json_object_array_length(a);
+        if (n == 0)
                 return rule_error(rc, key, SIZE_MAX, false,
                                   "\"%s\" must not be empty (an empty list would allow nothing; leave the key out)",
                                   key);
 
-        *ret = a;
-        *ret_n = json_object_array_length(a);
-        return 0;
-}
-
-/* "users" or "groups": names resolved now, numbers taken as they are. */
-static int rule_parse_subjects(RuleContext *rc, PolicyRule *rule, bool users) {
-        const char *key = users ? "users" : "groups";
-        const char *what = users ? "user" : "group";
-        _cleanup_free_ uint32_t *ids = NULL;
-        size_t n, n_ids = 0;
-        json_object *a;
-        int r;
-
-        r = rule_get_array(rc, key, &a, &n);
-        if (r < 0 || !a)
-                return r;
-
-        ids = calloc(n, sizeof(*ids));
-        if (!ids)
-                return -ENOMEM;
-
         for (size_t i = 0; i < n; i++) {
-                json_object *e = json_object_array_get_idx(a, i);
-                const char *s;
-                uint64_t u;
-
-                r = json_get_u64(e, NULL, 0, UINT32_MAX - 1, &u);
-                if (r == -ERANGE)
-                        return rule_error(rc, key, i, false, "%s id out of range", what);
-                if (r >= 0) {
-                        ids[n_ids++] = (uint32_t) u;
-                        continue;
-                }
-
-                r = json_get_string(e, NULL, &s);
-                if (r < 0 || s[0] == '\0')
-                        return rule_error(rc, key, i, false,
-                                          "\"%s\" entries must be %s names or numeric ids", key, what);
-
-                if (strcmp(s, "*") == 0) {
-                        if (!users)
-                                return rule_error(rc, key, i, false,
-                                                  "\"*\" is not valid in \"groups\"; write \"users\": [\"*\"] to name every user");
-                        rule->all_users = true;
-                        continue;
-                }
-
-                r = parse_uid(s, &ids[n_ids]);
-                if (r == -ERANGE)
-                        return rule_error(rc, key, i, false, "%s id \"%s\" out of range", what, s);
-                if (r >= 0) {
-                        n_ids++;
-                        continue;
-                }
-
-                errno = 0;
-                if (users) {
-                        struct passwd *pw = getpwnam(s);
-
-                        if (pw) {
-                                ids[n_ids++] = pw->pw_uid;
-                                continue;
-                        }
-                } else {
-                        struct group *gr = getgrnam(s);
-
-                        if (gr) {
-                                ids[n_ids++] = gr->gr_gid;
-                                continue;
-                        }
-                }
-
-                if (errno == 0 || errno == ENOENT || errno == ESRCH)
-                        r = rule_warning(rc, key, i, "unknown %s \"%s\", ignoring", what, s);
-                else
-                        r = rule_warning(rc, key, i, "cannot look up %s \"%s\" (%s), ignoring",
-                                         what, s, strerror(errno));
+                r = parse(rc, rule, key, json_object_array_get_idx(a, i), i, n);
                 if (r < 0)
                         return r;
         }
+        return 1;
+}
 
+/* "users" or "groups": names resolved now, numbers taken as they are;
+ * unknown names are dropped with a warning. */
+static int parse_subject(RuleContext *rc, PolicyRule *rule, const char *key, json_object *e, size_t i, size_t n) {
+        bool users = strcmp(key, "users") == 0;
+        const char *what = users ? "user" : "group";
+        uint32_t **ids = users ? &rule->uids : &rule->gids;
+        size_t *n_ids = users ? &rule->n_uids : &rule->n_gids;
+        const char *s;
+        uint64_t u;
+        int r;
+
+        if (i == 0 && !(*ids = calloc(n, sizeof(uint32_t))))
+                return -ENOMEM;
+
+        r = json_get_u64(e, NULL, 0, UINT32_MAX - 1, &u);
+        if (r == -ERANGE)
+                return rule_error(rc, key, i, false, "%s id out of range", what);
+        if (r >= 0) {
+                (*ids)[(*n_ids)++] = (uint32_t) u;
+                return 0;
+        }
+
+        r = json_get_string(e, NULL, &s);
+        if (r < 0 || s[0] == '\0')
+                return rule_error(rc, key, i, false, "\"%s\" entries must be %s names or numeric ids", key, what);
+
+        if (strcmp(s, "*") == 0) {
+                if (!users)
+                        return rule_error(rc, key, i, false,
+                                          "\"*\" is not valid in \"groups\"; write \"users\": [\"*\"] to name every user");
+                rule->all_users = true;
+                return 0;
+        }
+
+        r = parse_uid(s, &(*ids)[*n_ids]);
+        if (r == -ERANGE)
+                return rule_error(rc, key, i, false, "%s id \"%s\" out of range", what, s);
+        if (r >= 0) {
+                (*n_ids)++;
+                return 0;
+        }
+
+        errno = 0;
         if (users) {
-                rule->uids = (uid_t *) TAKE_PTR(ids);
-                rule->n_uids = n_ids;
+                struct passwd *pw = getpwnam(s);
+
+                if (pw) {
+                        (*ids)[(*n_ids)++] = pw->pw_uid;
+                        return 0;
+                }
         } else {
-                rule->gids = (gid_t *) TAKE_PTR(ids);
-                rule->n_gids = n_ids;
+                struct group *gr = getgrnam(s);
+
+                if (gr) {
+                        (*ids)[(*n_ids)++] = gr->gr_gid;
+                        return 0;
+                }
         }
-        return 1;
+
+        if (errno == 0 || errno == ENOENT || errno == ESRCH)
+                return rule_warning(rc, key, i, "unknown %s \"%s\", ignoring", what, s);
+        return rule_warning(rc, key, i, "cannot look up %s \"%s\" (%s), ignoring", what, s, strerror(errno));
 }
 
-static int rule_parse_functions(RuleContext *rc, PolicyRule *rule) {
-        json_object *a;
-        size_t n;
-        int r;
+static int parse_function(RuleContext *rc, PolicyRule *rule, const char *key, json_object *e, size_t i, size_t n) {
+        const char *s, *why;
 
-        r = rule_get_array(rc, "functions", &a, &n);
-        if (r < 0 || !a)
-                return r;
-
-        rule->functions = calloc(n, sizeof(char *));
-        if (!rule->functions)
+        if (i == 0 && !(rule->functions = calloc(n, sizeof(char *))))
                 return -ENOMEM;
 
-        for (size_t i = 0; i < n; i++) {
-                const char *s, *why;
+        if (json_get_string(e, NULL, &s) < 0)
+                return rule_error(rc, key, i, false, "\"functions\" entries must be strings");
 
-                r = json_get_string(json_object_array_get_idx(a, i), NULL, &s);
-                if (r < 0)
-                        return rule_error(rc, "functions", i, false,
-                                          "\"functions\" entries must be strings");
+        why = function_pattern_invalid(s);
+        if (why)
+                return rule_error(rc, key, i, false, "invalid function pattern \"%s\": %s", s, why);
 
-                why = function_pattern_invalid(s);
-                if (why)
-                        return rule_error(rc, "functions", i, false,
-                                          "invalid function pattern \"%s\": %s", s, why);
-
-                rule->functions[i] = strdup(s);
-                if (!rule->functions[i])
-                        return -ENOMEM;
-                rule->n_functions = i + 1;
-        }
-
-        return 1;
+        rule->functions[i] = strdup(s);
+        if (!rule->functions[i])
+                return -ENOMEM;
+        rule->n_functions = i + 1;
+        return 0;
 }
 
-static int rule_parse_errors(RuleContext *rc, PolicyRule *rule) {
-        json_object *a;
-        size_t n;
-        int r;
+static int parse_error(RuleContext *rc, PolicyRule *rule, const char *key, json_object *e, size_t i, size_t n) {
+        const char *s, *suggestion;
+        int64_t v;
+        int r, err;
 
-        r = rule_get_array(rc, "errors", &a, &n);
-        if (r < 0 || !a)
-                return r;
-
-        rule->errors = calloc(n, sizeof(int));
-        if (!rule->errors)
+        if (i == 0 && !(rule->errors = calloc(n, sizeof(int))))
                 return -ENOMEM;
 
-        for (size_t i = 0; i < n; i++) {
-                json_object *e = json_object_array_get_idx(a, i);
-                const char *s, *suggestion;
-                int64_t v;
-                int err;
-
-                r = json_get_i64(e, NULL, -ERRNO_MAX, ERRNO_MAX, &v);
-                if (r >= 0 && v == 0)
-                        r = -ERANGE;
-                if (r == -ERANGE)
-                        return rule_error(rc, "errors", i, false,
-                                          "error numbers must lie in 1..%d (or -%d..-1)", ERRNO_MAX, ERRNO_MAX);
-                if (r >= 0) {
-                        rule->errors[rule->n_errors++] = (int) (v < 0 ? -v : v);
-                        continue;
-                }
-
-                r = json_get_string(e, NULL, &s);
-                if (r < 0)
-                        return rule_error(rc, "errors", i, false,
-                                          "\"errors\" entries must be errno names, numbers or \"*\"");
-
-                if (strcmp(s, "*") == 0) {
-                        rule->any_errno = true;
-                        continue;
-                }
-
-                r = errno_from_name(s, &err);
-                if (r < 0) {
-                        if (errno_suggest(s, &suggestion) >= 0)
-                                return rule_error(rc, "errors", i, false,
-                                                  "unknown error \"%s\" (did you mean %s?)", s, suggestion);
-                        return rule_error(rc, "errors", i, false, "unknown error \"%s\"", s);
-                }
-                rule->errors[rule->n_errors++] = err;
+        r = json_get_i64(e, NULL, -ERRNO_MAX, ERRNO_MAX, &v);
+        if (r >= 0 && v == 0)
+                r = -ERANGE;
+        if (r == -ERANGE)
+                return rule_error(rc, key, i, false,
+                                  "error numbers must lie in 1..%d (or -%d..-1)", ERRNO_MAX, ERRNO_MAX);
+        if (r >= 0) {
+                rule->errors[rule->n_errors++] = (int) (v < 0 ? -v : v);
+                return 0;
         }
 
-        return 1;
+        if (json_get_string(e, NULL, &s) < 0)
+                return rule_error(rc, key, i, false, "\"errors\" entries must be errno names, numbers or \"*\"");
+
+        if (strcmp(s, "*") == 0) {
+                rule->any_errno = true;
+                return 0;
+        }
+
+        if (errno_from_name(s, &err) < 0) {
+                if (errno_suggest(s, &suggestion) >= 0)
+                        return rule_error(rc, key, i, false, "unknown error \"%s\" (did you mean %s?)", s, suggestion);
+                return rule_error(rc, key, i, false, "unknown error \"%s\"", s);
+        }
+        rule->errors[rule->n_errors++] = err;
+        return 0;
 }
 
-static int rule_parse_retvals(RuleContext *rc, PolicyRule *rule) {
-        json_object *a;
-        size_t n;
+static int parse_retval(RuleContext *rc, PolicyRule *rule, const char *key, json_object *e, size_t i, size_t n) {
         int r;
 
-        r = rule_get_array(rc, "retvals", &a, &n);
-        if (r < 0 || !a)
-                return r;
-
-        rule->retvals = calloc(n, sizeof(int64_t));
-        if (!rule->retvals)
+        if (i == 0 && !(rule->retvals = calloc(n, sizeof(int64_t))))
                 return -ENOMEM;
 
-        for (size_t i = 0; i < n; i++) {
-                r = json_get_i64(json_object_array_get_idx(a, i), NULL, INT64_MIN, INT64_MAX,
-                                 &rule->retvals[i]);
-                if (r == -ERANGE)
-                        return rule_error(rc, "retvals", i, false, "return value out of range");
-                if (r < 0)
-                        return rule_error(rc, "retvals", i, false, "\"retvals\" entries must be integers");
-                rule->n_retvals = i + 1;
-        }
-
-        return 1;
+        r = json_get_i64(e, NULL, INT64_MIN, INT64_MAX, &rule->retvals[i]);
+        if (r == -ERANGE)
+                return rule_error(rc, key, i, false, "return value out of range");
+        if (r < 0)
+                return rule_error(rc, key, i, false, "\"retvals\" entries must be integers");
+        rule->n_retvals = i + 1;
+        return 0;
 }
 
-static int rule_parse_scopes(RuleContext *rc, PolicyRule *rule) {
-        json_object *a;
-        size_t n;
-        int r;
+static int parse_scope(RuleContext *rc, PolicyRule *rule, const char *key, json_object *e, size_t i, size_t n) {
+        const char *s;
+        int scope;
 
-        r = rule_get_array(rc, "scopes", &a, &n);
-        if (r < 0 || !a)
-                return r;
+        if (json_get_string(e, NULL, &s) < 0)
+                return rule_error(rc, key, i, false, "\"scopes\" entries must be strings");
 
-        for (size_t i = 0; i < n; i++) {
-                const char *s;
-                int scope;
-
-                r = json_get_string(json_object_array_get_idx(a, i), NULL, &s);
-                if (r < 0)
-                        return rule_error(rc, "scopes", i, false, "\"scopes\" entries must be strings");
-
-                scope = policy_scope_from_string(s);
-                if (scope < 0)
-                        return rule_error(rc, "scopes", i, false,
-                                          "unknown scope \"%s\" (expected \"cgroup\", \"process\" or \"global\")", s);
-                rule->scopes |= 1u << scope;
-        }
-
-        return 1;
+        scope = policy_scope_from_string(s);
+        if (scope < 0)
+                return rule_error(rc, key, i, false,
+                                  "unknown scope \"%s\" (expected \"cgroup\", \"process\" or \"global\")", s);
+        rule->scopes |= 1u << scope;
+        return 0;
 }
 
 static int rule_parse_max_duration(RuleContext *rc, PolicyRule *rule) {
@@ -472,6 +404,36 @@ static int rule_parse_max_active(RuleContext *rc, PolicyRule *rule) {
         return 1;
 }
 
+/* The keys of a rule beyond its name, description and "enabled", in the
+ * order they are checked; each parser returns 1 if its key is there, 0 if
+ * not. */
+enum {
+        RULE_USERS,
+        RULE_GROUPS,
+        RULE_FUNCTIONS,
+        RULE_ERRORS,
+        RULE_RETVALS,
+        RULE_SCOPES,
+        RULE_MAX_DURATION,
+        RULE_MAX_ACTIVE,
+        _RULE_KEY_MAX,
+};
+
+static const struct {
+        const char *key;
+        ElementParseFn element;                         /* a list, element by element */
+        int (*value)(RuleContext *rc, PolicyRule *rule); /* or a single value */
+} rule_keys[_RULE_KEY_MAX] = {
+        [RULE_USERS]        = { "users",        .element = parse_subject },
+        [RULE_GROUPS]       = { "groups",       .element = parse_subject },
+        [RULE_FUNCTIONS]    = { "functions",    .element = parse_function },
+        [RULE_ERRORS]       = { "errors",       .element = parse_error },
+        [RULE_RETVALS]      = { "retvals",      .element = parse_retval },
+        [RULE_SCOPES]       = { "scopes",       .element = parse_scope },
+        [RULE_MAX_DURATION] = { "max-duration", .value = rule_parse_max_duration },
+        [RULE_MAX_ACTIVE]   = { "max-active",   .value = rule_parse_max_active },
+};
+
 static int rule_parse(FileContext *c, json_object *rules, size_t index, PolicyRule **ret) {
         static const char *const keys[] = {
                 "name", "description", "enabled", "users", "groups", "functions",
@@ -483,8 +445,7 @@ static int rule_parse(FileContext *c, json_object *rules, size_t index, PolicyRu
                 .obj = json_object_array_get_idx(rules, index),
                 .index = index,
         };
-        int has_users, has_groups, has_functions, has_errors, has_retvals, has_scopes,
-                has_duration, has_active;
+        bool has[_RULE_KEY_MAX];
         const char *name, *s, *unknown;
         int r;
 
@@ -531,48 +492,30 @@ static int rule_parse(FileContext *c, json_object *rules, size_t index, PolicyRu
         } else if (r != -ENOENT)
                 return rule_error(&rc, "description", SIZE_MAX, false, "\"description\" must be a string");
 
-        /* Each returns 1 if the key is there, 0 if not. */
-        has_users = r = rule_parse_subjects(&rc, rule, true);
-        if (r < 0)
-                return r;
-        has_groups = r = rule_parse_subjects(&rc, rule, false);
-        if (r < 0)
-                return r;
-        has_functions = r = rule_parse_functions(&rc, rule);
-        if (r < 0)
-                return r;
-        has_errors = r = rule_parse_errors(&rc, rule);
-        if (r < 0)
-                return r;
-        has_retvals = r = rule_parse_retvals(&rc, rule);
-        if (r < 0)
-                return r;
-        has_scopes = r = rule_parse_scopes(&rc, rule);
-        if (r < 0)
-                return r;
-        has_duration = r = rule_parse_max_duration(&rc, rule);
-        if (r < 0)
-                return r;
-        has_active = r = rule_parse_max_active(&rc, rule);
-        if (r < 0)
-                return r;
+        for (size_t k = 0; k < _RULE_KEY_MAX; k++) {
+                r = rule_keys[k].element ? rule_parse_list(&rc, rule, rule_keys[k].key, rule_keys[k].element)
+                                         : rule_keys[k].value(&rc, rule);
+                if (r < 0)
+                        return r;
+                has[k] = r > 0;
+        }
 
         /* A disabled rule only needs its name: it exists to switch off an
          * earlier rule of that name. What else it says is still checked. */
         if (rule->enabled) {
-                if (!has_users && !has_groups)
+                if (!has[RULE_USERS] && !has[RULE_GROUPS])
                         return rule_error(&rc, NULL, SIZE_MAX, false,
                                           "no subjects: \"users\" or \"groups\" is required");
-                if (!has_functions)
+                if (!has[RULE_FUNCTIONS])
                         return rule_error(&rc, NULL, SIZE_MAX, false, "\"functions\" is required");
-                if (!has_errors && !has_retvals)
+                if (!has[RULE_ERRORS] && !has[RULE_RETVALS])
                         return rule_error(&rc, NULL, SIZE_MAX, false,
                                           "\"errors\" or \"retvals\" is required");
-                if (!has_scopes)
+                if (!has[RULE_SCOPES])
                         return rule_error(&rc, NULL, SIZE_MAX, false, "\"scopes\" is required");
-                if (!has_duration)
+                if (!has[RULE_MAX_DURATION])
                         return rule_error(&rc, NULL, SIZE_MAX, false, "\"max-duration\" is required");
-                if (!has_active)
+                if (!has[RULE_MAX_ACTIVE])
                         return rule_error(&rc, NULL, SIZE_MAX, false, "\"max-active\" is required");
         }
 
