@@ -92,13 +92,20 @@ static unsigned rule_locate(RuleContext *rc, const char *key, size_t elem, bool 
         return v.line;
 }
 
-/* Refuses the file (level ERROR) or warns, about what rule_locate() finds. */
-static int rule_problemv(RuleContext *rc, PolicyProblemLevel level, const char *key, size_t elem, bool want_key,
-                         const char *fmt, va_list ap) {
+/* Refuses the file (level ERROR: returns -EBADMSG) or warns (returns 0),
+ * about what rule_locate() finds. */
+_printf_(6, 7)
+static int rule_problem(RuleContext *rc, PolicyProblemLevel level, const char *key, size_t elem, bool want_key,
+                        const char *fmt, ...) {
         _cleanup_free_ char *reason = NULL;
         unsigned line = rule_locate(rc, key, elem, want_key);
+        va_list ap;
+        int k;
 
-        if (vasprintf(&reason, fmt, ap) < 0) {
+        va_start(ap, fmt);
+        k = vasprintf(&reason, fmt, ap);
+        va_end(ap);
+        if (k < 0) {
                 reason = NULL;
                 return -ENOMEM;
         }
@@ -108,27 +115,10 @@ static int rule_problemv(RuleContext *rc, PolicyProblemLevel level, const char *
         return policy_add_problem(rc->file->policy, level, rc->file->path, line, "%s: %s", rc->label, reason);
 }
 
-_printf_(5, 6)
-static int rule_error(RuleContext *rc, const char *key, size_t elem, bool want_key, const char *fmt, ...) {
-        va_list ap;
-        int r;
-
-        va_start(ap, fmt);
-        r = rule_problemv(rc, POLICY_PROBLEM_ERROR, key, elem, want_key, fmt, ap);
-        va_end(ap);
-        return r;
-}
-
-_printf_(4, 5)
-static int rule_warning(RuleContext *rc, const char *key, size_t elem, const char *fmt, ...) {
-        va_list ap;
-        int r;
-
-        va_start(ap, fmt);
-        r = rule_problemv(rc, POLICY_PROBLEM_WARNING, key, elem, false, fmt, ap);
-        va_end(ap);
-        return r;
-}
+#define rule_error(rc, key, elem, want_key, ...) \
+        rule_problem(rc, POLICY_PROBLEM_ERROR, key, elem, want_key, __VA_ARGS__)
+#define rule_warning(rc, key, elem, ...) \
+        rule_problem(rc, POLICY_PROBLEM_WARNING, key, elem, false, __VA_ARGS__)
 
 static bool is_alnum(char c) {
         return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');

@@ -458,143 +458,118 @@ static int container_close(Reader *r, Container *c, json_object *obj) {
 
 static int read_value(Reader *r, unsigned depth, JsonPosition *ret_position, json_object **ret);
 
-static int read_object(Reader *r, unsigned depth, json_object **ret) {
-        _cleanup_(container_done) Container c = {};
-        _cleanup_json_ json_object *obj = NULL;
+/* One member "key": value of obj, at r->i. */
+static int read_member(Reader *r, unsigned depth, json_object *obj, Container *c) {
+        _cleanup_json_ json_object *value = NULL;
+        _cleanup_free_ char *key = NULL;
+        JsonPosition key_position, value_position;
+        size_t key_offset, len;
         int k;
 
-        obj = json_object_new_object();
-        if (!obj)
-                return -ENOMEM;
-
-        r->i++; /* '{' */
         skip_space(r);
-        if (at(r, '}'))
-                goto done;
+        if (!at(r, '"')) {
+                if (at(r, '}'))
+                        return fail(r, r->i, -EBADMSG, "expected a quoted key (trailing comma?)");
+                if (r->i < r->len)
+                        return fail(r, r->i, -EBADMSG, "expected a quoted key");
+                return unexpected(r, r->i);
+        }
 
-        for (;;) {
-                _cleanup_json_ json_object *value = NULL;
-                _cleanup_free_ char *key = NULL;
-                JsonPosition key_position, value_position;
-                size_t key_offset, len;
+        key_offset = r->i;
+        key_position = position_here(r);
+        k = read_string(r, &len);
+        if (k < 0)
+                return k;
 
-                skip_space(r);
-                if (!at(r, '"')) {
-                        if (at(r, '}'))
-                                return fail(r, r->i, -EBADMSG, "expected a quoted key (trailing comma?)");
-                        if (r->i < r->len)
-                                return fail(r, r->i, -EBADMSG, "expected a quoted key");
-                        return unexpected(r, r->i);
-                }
-
-                key_offset = r->i;
-                key_position = position_here(r);
-                k = read_string(r, &len);
-                if (k < 0)
-                        return k;
-
-                /* The quoted key as written, for messages. */
+        /* The key as written, for messages. */
 #define RAW_KEY (int) (r->i - key_offset - 2), r->s + key_offset + 1
-                if (memchr(r->buf, 0, len))
-                        return failf(r, key_offset, "key \"%.*s\" contains a NUL character", RAW_KEY);
-                if (json_object_object_get_ex(obj, r->buf, NULL))
-                        return failf(r, key_offset, "duplicate key \"%.*s\"", RAW_KEY);
+        if (memchr(r->buf, 0, len))
+                return failf(r, key_offset, "key \"%.*s\" contains a NUL character", RAW_KEY);
+        if (json_object_object_get_ex(obj, r->buf, NULL))
+                return failf(r, key_offset, "duplicate key \"%.*s\"", RAW_KEY);
 #undef RAW_KEY
 
-                /* r->buf is reused for the strings of the value. */
-                key = strndup(r->buf, len);
-                if (!key)
-                        return -ENOMEM;
-
-                skip_space(r);
-                if (!at(r, ':'))
-                        return r->i < r->len ? fail(r, r->i, -EBADMSG, "expected ':' after the key")
-                                             : unexpected(r, r->i);
-                r->i++;
-
-                k = read_value(r, depth + 1, &value_position, &value);
-                if (k < 0)
-                        return k;
-
-                if (json_object_object_add_ex(obj, key, value, JSON_C_OBJECT_ADD_KEY_IS_NEW) < 0)
-                        return -ENOMEM;
-                TAKE_PTR(value);
-
-                k = container_add(r, &c, &key_position, value_position);
-                if (k < 0)
-                        return k;
-
-                skip_space(r);
-                if (at(r, ',')) {
-                        r->i++;
-                        continue;
-                }
-                if (at(r, '}'))
-                        break;
-                return r->i < r->len ? fail(r, r->i, -EBADMSG, "expected ',' or '}' (missing comma?)")
-                                     : unexpected(r, r->i);
-        }
-
-done:
-        r->i++; /* '}' */
-        k = container_close(r, &c, obj);
-        if (k < 0)
-                return k;
-        *ret = TAKE_PTR(obj);
-        return 0;
-}
-
-static int read_array(Reader *r, unsigned depth, json_object **ret) {
-        _cleanup_(container_done) Container c = {};
-        _cleanup_json_ json_object *array = NULL;
-        int k;
-
-        array = json_object_new_array();
-        if (!array)
+        /* r->buf is reused for the strings of the value. */
+        key = strndup(r->buf, len);
+        if (!key)
                 return -ENOMEM;
 
-        r->i++; /* '[' */
         skip_space(r);
-        if (at(r, ']'))
-                goto done;
-
-        for (;;) {
-                _cleanup_json_ json_object *value = NULL;
-                JsonPosition position;
-
-                skip_space(r);
-                if (at(r, ']'))
-                        return fail(r, r->i, -EBADMSG, "expected a value (trailing comma?)");
-
-                k = read_value(r, depth + 1, &position, &value);
-                if (k < 0)
-                        return k;
-
-                if (json_object_array_add(array, value) < 0)
-                        return -ENOMEM;
-                TAKE_PTR(value);
-
-                k = container_add(r, &c, NULL, position);
-                if (k < 0)
-                        return k;
-
-                skip_space(r);
-                if (at(r, ',')) {
-                        r->i++;
-                        continue;
-                }
-                if (at(r, ']'))
-                        break;
-                return r->i < r->len ? fail(r, r->i, -EBADMSG, "expected ',' or ']' (missing comma?)")
+        if (!at(r, ':'))
+                return r->i < r->len ? fail(r, r->i, -EBADMSG, "expected ':' after the key")
                                      : unexpected(r, r->i);
-        }
+        r->i++;
 
-done:
-        r->i++; /* ']' */
-        k = container_close(r, &c, array);
+        k = read_value(r, depth + 1, &value_position, &value);
         if (k < 0)
                 return k;
-        *ret = TAKE_PTR(array);
+
+        if (json_object_object_add_ex(obj, key, value, JSON_C_OBJECT_ADD_KEY_IS_NEW) < 0)
+                return -ENOMEM;
+        TAKE_PTR(value);
+
+        return container_add(r, c, &key_position, value_position);
+}
+
+/* One element of array, at r->i. */
+static int read_element(Reader *r, unsigned depth, json_object *array, Container *c) {
+        _cleanup_json_ json_object *value = NULL;
+        JsonPosition position;
+        int k;
+
+        skip_space(r);
+        if (at(r, ']'))
+                return fail(r, r->i, -EBADMSG, "expected a value (trailing comma?)");
+
+        k = read_value(r, depth + 1, &position, &value);
+        if (k < 0)
+                return k;
+
+        if (json_object_array_add(array, value) < 0)
+                return -ENOMEM;
+        TAKE_PTR(value);
+
+        return container_add(r, c, NULL, position);
+}
+
+/* An object or an array, at its '{' or '['. */
+static int read_container(Reader *r, unsigned depth, json_object **ret) {
+        _cleanup_(container_done) Container c = {};
+        _cleanup_json_ json_object *o = NULL;
+        bool object = r->s[r->i] == '{';
+        char close = object ? '}' : ']';
+        int k;
+
+        o = object ? json_object_new_object() : json_object_new_array();
+        if (!o)
+                return -ENOMEM;
+
+        r->i++;
+        skip_space(r);
+        if (!at(r, close))
+                for (;;) {
+                        k = object ? read_member(r, depth, o, &c) : read_element(r, depth, o, &c);
+                        if (k < 0)
+                                return k;
+
+                        skip_space(r);
+                        if (at(r, ',')) {
+                                r->i++;
+                                continue;
+                        }
+                        if (at(r, close))
+                                break;
+                        if (r->i >= r->len)
+                                return unexpected(r, r->i);
+                        return fail(r, r->i, -EBADMSG, object ? "expected ',' or '}' (missing comma?)"
+                                                              : "expected ',' or ']' (missing comma?)");
+                }
+        r->i++;
+
+        k = container_close(r, &c, o);
+        if (k < 0)
+                return k;
+        *ret = TAKE_PTR(o);
         return 0;
 }
 
@@ -614,7 +589,7 @@ static int read_value(Reader *r, unsigned depth, JsonPosition *ret_position, jso
         case '[':
                 if (depth >= JSON_DEPTH_MAX)
                         return fail(r, r->i, -EBADMSG, "nesting too deep");
-                return r->s[r->i] == '{' ? read_object(r, depth, ret) : read_array(r, depth, ret);
+                return read_container(r, depth, ret);
         case '"':
                 k = read_string(r, &len);
                 if (k < 0)

@@ -176,44 +176,64 @@ int message_new(const char *key, const char *value, json_object *params, Message
         return 0;
 }
 
-int varlink_call_parse(const char *text, size_t len, VarlinkCall *ret) {
-        static const char *const allowed[] = { "method", "parameters", "oneway", "more", "upgrade", NULL };
-        _cleanup_json_ json_object *msg = NULL, *parameters = NULL;
-        bool oneway = false, more = false, upgrade = false;
-        const char *method, *unknown;
+/* Reads one message: a JSON object with none but the allowed keys, whose
+ * "parameters" (null or missing: {}) is an object. */
+static int message_read(const char *text, size_t len, const char *const *allowed,
+                        json_object **ret_msg, json_object **ret_params) {
+        _cleanup_json_ json_object *msg = NULL, *params = NULL;
         json_object *p;
         int r;
 
         r = json_read(text, len, JSON_READ_OBJECT, &msg, NULL, NULL);
         if (r < 0)
                 return r == -ENOMEM ? r : -EBADMSG;
-
-        if (json_check_keys(msg, allowed, &unknown) < 0)
-                return -EBADMSG;
-        if (json_get_string(msg, "method", &method) < 0 || !varlink_qualified_name_is_valid(method))
-                return -EBADMSG;
-
-        r = json_get_bool(msg, "oneway", &oneway);
-        if (r < 0 && r != -ENOENT)
-                return -EBADMSG;
-        r = json_get_bool(msg, "more", &more);
-        if (r < 0 && r != -ENOENT)
-                return -EBADMSG;
-        r = json_get_bool(msg, "upgrade", &upgrade);
-        if (r < 0 && r != -ENOENT)
-                return -EBADMSG;
-        if (oneway && more)
+        if (json_check_keys(msg, allowed, NULL) < 0)
                 return -EBADMSG;
 
         r = json_get_object(msg, "parameters", &p);
-        if (r == -ENOENT) {
-                parameters = json_object_new_object();
-                if (!parameters)
-                        return -ENOMEM;
-        } else if (r < 0)
+        if (r == -ENOENT)
+                params = json_object_new_object();
+        else if (r < 0)
                 return -EBADMSG;
         else
-                parameters = json_object_get(p);
+                params = json_object_get(p);
+        if (!params)
+                return -ENOMEM;
+
+        *ret_msg = TAKE_PTR(msg);
+        *ret_params = TAKE_PTR(params);
+        return 0;
+}
+
+/* A boolean key that is false if missing or null. */
+static int message_get_flag(json_object *msg, const char *key, bool *ret) {
+        int r = json_get_bool(msg, key, ret);
+
+        if (r == -ENOENT) {
+                *ret = false;
+                return 0;
+        }
+        return r < 0 ? -EBADMSG : 0;
+}
+
+int varlink_call_parse(const char *text, size_t len, VarlinkCall *ret) {
+        static const char *const allowed[] = { "method", "parameters", "oneway", "more", "upgrade", NULL };
+        _cleanup_json_ json_object *msg = NULL, *parameters = NULL;
+        bool oneway, more, upgrade;
+        const char *method;
+        int r;
+
+        r = message_read(text, len, allowed, &msg, &parameters);
+        if (r < 0)
+                return r;
+
+        if (json_get_string(msg, "method", &method) < 0 || !varlink_qualified_name_is_valid(method))
+                return -EBADMSG;
+        if (message_get_flag(msg, "oneway", &oneway) < 0 ||
+            message_get_flag(msg, "more", &more) < 0 ||
+            message_get_flag(msg, "upgrade", &upgrade) < 0 ||
+            (oneway && more))
+                return -EBADMSG;
 
         *ret = (VarlinkCall) {
                 .message = TAKE_PTR(msg),
@@ -234,18 +254,15 @@ void varlink_call_done(VarlinkCall *call) {
 int varlink_reply_parse(const char *text, size_t len, VarlinkReply *ret) {
         static const char *const allowed[] = { "parameters", "continues", "error", NULL };
         _cleanup_json_ json_object *msg = NULL, *params = NULL;
-        const char *unknown, *error = NULL;
-        bool continues = false;
-        json_object *p;
+        const char *error = NULL;
+        bool continues;
         int r;
 
-        r = json_read(text, len, JSON_READ_OBJECT, &msg, NULL, NULL);
+        r = message_read(text, len, allowed, &msg, &params);
         if (r < 0)
-                return r == -ENOMEM ? r : -EBADMSG;
+                return r;
 
-        if (json_check_keys(msg, allowed, &unknown) < 0)
-                return -EBADMSG;
-        if (json_get_bool(msg, "continues", &continues) == -EINVAL)
+        if (message_get_flag(msg, "continues", &continues) < 0)
                 return -EBADMSG;
         switch (json_get_string(msg, "error", &error)) {
         case 0:
@@ -254,19 +271,6 @@ int varlink_reply_parse(const char *text, size_t len, VarlinkReply *ret) {
                 break;
         case -ENOENT:
                 error = NULL;
-                break;
-        default:
-                return -EBADMSG;
-        }
-
-        switch (json_get_object(msg, "parameters", &p)) {
-        case 0:
-                params = json_object_get(p);
-                break;
-        case -ENOENT:
-                params = json_object_new_object();
-                if (!params)
-                        return -ENOMEM;
                 break;
         default:
                 return -EBADMSG;
