@@ -661,7 +661,8 @@ int json_read(const char *text, size_t len, JsonReadFlags flags,
         if ((flags & JSON_READ_OBJECT) && !json_object_is_type(obj, json_type_object))
                 return -EINVAL;
 
-        if (positions)
+        /* qsort() and bsearch() want an array, even of no elements. */
+        if (positions && positions->n_containers > 0)
                 qsort(positions->containers, positions->n_containers, sizeof(Container), compare_containers);
 
         *ret = TAKE_PTR(obj);
@@ -673,7 +674,7 @@ int json_read(const char *text, size_t len, JsonReadFlags flags,
 static const Container *positions_find(const JsonPositions *p, json_object *obj) {
         Container key = { .obj = obj };
 
-        if (!p || !obj)
+        if (!p || !obj || p->n_containers == 0)
                 return NULL;
         return bsearch(&key, p->containers, p->n_containers, sizeof(Container), compare_containers);
 }

@@ -222,6 +222,18 @@ static void test_positions_escaped_key(void) {
         ASSERT_POSITION(json_positions_member(p, o, "b", &k, &v), v, 1, 29);
 }
 
+/* A document without arrays or objects has positions too. */
+static void test_positions_scalar(void) {
+        _cleanup_(json_positions_freep) JsonPositions *p = NULL;
+        _cleanup_json_ json_object *o = NULL;
+        JsonPosition v = {};
+
+        o = read_ok("\n  42", &p);
+        ASSERT_POSITION(json_positions_root(p, &v), v, 2, 3);
+        ASSERT_RET(json_positions_element(p, o, 0, &v), -ENOENT);
+        ASSERT_RET(json_positions_member(p, o, "a", NULL, &v), -ENOENT);
+}
+
 int main(void) {
         TEST_RUN(test_values);
         TEST_RUN(test_top_level);
@@ -229,5 +241,6 @@ int main(void) {
         TEST_RUN(test_depth);
         TEST_RUN(test_positions);
         TEST_RUN(test_positions_escaped_key);
+        TEST_RUN(test_positions_scalar);
         return 0;
 }
