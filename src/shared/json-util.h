@@ -16,29 +16,22 @@
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put)
 #define _cleanup_json_ _cleanup_(json_object_putp)
 
-/* Deepest nesting json_parse_strict() accepts; 64 levels parse, 65 don't. */
+/* Deepest nesting json_read() accepts; 64 levels parse, 65 don't. */
 #define JSON_DEPTH_MAX 64
 
 typedef enum JsonParseFlags {
         JSON_PARSE_OBJECT = 1 << 0, /* the top-level value must be an object */
 } JsonParseFlags;
 
-/* Parses exactly one JSON value from buf[0..len), which need not be
- * NUL-terminated. Beyond RFC 8259 syntax (json-c in strict mode) it refuses
- * what json-c would otherwise let through: trailing data other than white
- * space, NUL bytes, nesting deeper than JSON_DEPTH_MAX, single-quoted
- * strings, raw control characters in strings, NaN and Infinity, invalid
- * UTF-8, and integers outside [INT64_MIN, UINT64_MAX] (which json-c would
- * silently clamp). Duplicate keys are not detected: the last one wins.
- * A top-level "null" gives *ret == NULL unless JSON_PARSE_OBJECT is set.
- * Returns 0 and a new reference in *ret; -EBADMSG for malformed input,
- * -ERANGE for an integer out of range, -EINVAL if JSON_PARSE_OBJECT is set
- * and the value is not an object, -E2BIG if len exceeds what json-c takes
- * (INT32_MAX), -ENOMEM. */
-/* Is the integer literal p[0..len) (optional '-', then digits without
- * leading zeros) in [INT64_MIN, UINT64_MAX], so json-c will not clamp it? */
-bool json_integer_fits(const char *p, size_t len);
-
+/* json_read() (json-reader.h) without positions or messages: exactly one
+ * JSON value from buf[0..len), which need not be NUL-terminated, strict as
+ * RFC 8259 and refusing duplicate keys, NUL bytes, nesting deeper than
+ * JSON_DEPTH_MAX, invalid UTF-8 and integers outside [INT64_MIN,
+ * UINT64_MAX] (which json-c would silently clamp). A top-level "null"
+ * gives *ret == NULL unless JSON_PARSE_OBJECT is set. Returns 0 and a new
+ * reference in *ret; -EBADMSG for malformed input, -ERANGE for an integer
+ * out of range, -EINVAL if JSON_PARSE_OBJECT is set and the value is not an
+ * object, -E2BIG if len exceeds what json-c takes (INT32_MAX), -ENOMEM. */
 int json_parse_strict(const char *buf, size_t len, JsonParseFlags flags, json_object **ret);
 
 /* The getters below look up key in the object obj, or check obj itself if

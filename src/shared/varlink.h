@@ -105,7 +105,7 @@ typedef int (*VarlinkConnectFn)(VarlinkServer *s, VarlinkConn *c, void *userdata
  * while the callback runs (its fd is closed already). */
 typedef void (*VarlinkDisconnectFn)(VarlinkServer *s, VarlinkConn *c, void *userdata);
 
-/* ---- Server ---- */
+/* The server. */
 
 /* Creates a server on the event loop e (which it references). info may be
  * NULL; missing strings are reported as empty. */
@@ -160,7 +160,7 @@ int varlink_server_add_connection(VarlinkServer *s, int fd, VarlinkConn **ret);
 unsigned varlink_server_n_connections(VarlinkServer *s);
 sd_event *varlink_server_get_event(VarlinkServer *s);
 
-/* ---- Connection (server side) ---- */
+/* A connection, on the server side. */
 
 VarlinkConn *varlink_conn_ref(VarlinkConn *c);
 VarlinkConn *varlink_conn_unref(VarlinkConn *c);
@@ -215,7 +215,7 @@ int varlink_error(VarlinkConn *c, const char *error_name, json_object *params);
 /* org.varlink.service.InvalidParameter {"parameter": name}. */
 int varlink_error_invalid_parameter(VarlinkConn *c, const char *name);
 
-/* ---- Messages ----
+/* Messages.
  *
  * The parsers behind the server and the client, without any I/O, for the
  * tests and the fuzzers: text[0..len) is one message without its NUL
@@ -245,7 +245,7 @@ typedef struct VarlinkReply {
 int varlink_reply_parse(const char *text, size_t len, VarlinkReply *ret);
 void varlink_reply_done(VarlinkReply *reply);
 
-/* ---- Client ---- */
+/* The client. */
 
 /* Connects to the unix socket at path. */
 int varlink_client_connect(const char *path, VarlinkClient **ret);

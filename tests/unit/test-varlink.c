@@ -840,6 +840,11 @@ static void test_malformed(void) {
                 "{\"method\":\"org.example.test.Echo\",\"parameters\":{\"n\":NaN}}",
                 "{\"method\":\"org.example.test.Echo\",\"parameters\":{\"n\":99999999999999999999}}",
                 "{\"method\":\"org.example.test.Echo\",\"parameters\":{\"s\":\"\x01\"}}",
+                /* Duplicate keys: which one would count? Refused, at any depth. */
+                "{\"method\":\"org.example.test.Echo\",\"method\":\"org.example.test.Close\"}",
+                "{\"method\":\"org.example.test.Echo\",\"m\\u0065thod\":\"org.example.test.Echo\"}",
+                "{\"method\":\"org.example.test.Echo\",\"parameters\":{\"s\":\"a\",\"s\":\"b\"}}",
+                "{\"method\":\"org.example.test.Echo\",\"parameters\":{},\"parameters\":{}}",
                 "{\"method\":\"org.example.test.Broken\"}",          /* a failing handler */
                 "{\"method\":\"org.example.test.Broken\",\"oneway\":true}",
                 "{\"method\":\"org.example.test.Close\"}",
@@ -1481,6 +1486,8 @@ static void test_client_fake_server(void) {
         ASSERT_RET(FAKE_CALL("{\"error\":\"bad name\"}", &p, &error), -EBADMSG);
         ASSERT_RET(FAKE_CALL("{\"error\":\"a.b.C\",\"continues\":true}", &p, &error), -EBADMSG);
         ASSERT_RET(FAKE_CALL("{\"parameters\":[]}", &p, &error), -EBADMSG);
+        ASSERT_RET(FAKE_CALL("{\"parameters\":{\"s\":1,\"s\":2}}", &p, &error), -EBADMSG);
+        ASSERT_RET(FAKE_CALL("{\"error\":\"a.b.C\",\"error\":\"a.b.D\"}", &p, &error), -EBADMSG);
         ASSERT_RET(fake_call(NULL, 0, &p, &error), -ECONNRESET);
         ASSERT_NULL(p);
 
@@ -1519,6 +1526,24 @@ static void test_client_fake_server(void) {
 
         ASSERT_RET(varlink_client_new_from_fd(-1, &c), -EINVAL);
         ASSERT_NULL(varlink_client_free(NULL));
+}
+
+/* The parsers alone: a duplicate key is a protocol violation (the server
+ * disconnects, the client fails with -EBADMSG), as is anything else the
+ * strict reader refuses. */
+static void test_parse_duplicate_keys(void) {
+        static const char call_ok[] = "{\"method\":\"a.b.C\",\"parameters\":{\"x\":{\"y\":1},\"y\":1}}";
+        static const char call_dup[] = "{\"method\":\"a.b.C\",\"parameters\":{\"x\":{\"y\":1,\"y\":1}}}";
+        static const char reply_dup[] = "{\"continues\":true,\"continues\":false}";
+        VarlinkCall call = {};
+        VarlinkReply reply = {};
+
+        ASSERT_RET(varlink_call_parse(call_ok, strlen(call_ok), &call), 0);
+        varlink_call_done(&call);
+        ASSERT_RET(varlink_call_parse(call_dup, strlen(call_dup), &call), -EBADMSG);
+        ASSERT_NULL(call.message);
+        ASSERT_RET(varlink_reply_parse(reply_dup, strlen(reply_dup), &reply), -EBADMSG);
+        ASSERT_NULL(reply.message);
 }
 
 /* ---- Names and IDL ---- */
@@ -1674,6 +1699,7 @@ int main(void) {
         TEST_RUN(test_byte_by_byte);
         TEST_RUN(test_oversized);
         TEST_RUN(test_malformed);
+        TEST_RUN(test_parse_duplicate_keys);
         TEST_RUN(test_peer_credentials);
         TEST_RUN(test_half_close);
         TEST_RUN(test_peer_shut_rd);

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+
+/* org.varlink.service, which every Varlink service answers: GetInfo,
+ * GetInterfaceDescription, and the errors for calls to methods that are
+ * not bound. */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json-util.h"
+#include "varlink-internal.h"
+
+static const char service_description[] =
+        "# The Varlink service interface, provided by every Varlink service.\n"
+        "interface org.varlink.service\n"
+        "\n"
+        "# Describes the service and lists the interfaces it implements.\n"
+        "method GetInfo() -> (\n"
+        "  vendor: string,\n"
+        "  product: string,\n"
+        "  version: string,\n"
+        "  url: string,\n"
+        "  interfaces: []string\n"
+        ")\n"
+        "\n"
+        "# Returns the description of one of the interfaces.\n"
+        "method GetInterfaceDescription(interface: string) -> (description: string)\n"
+        "\n"
+        "# The interface is not implemented by this service.\n"
+        "error InterfaceNotFound (interface: string)\n"
+        "\n"
+        "# The method is not known.\n"
+        "error MethodNotFound (method: string)\n"
+        "\n"
+        "# The interface declares the method, but the service does not implement it.\n"
+        "error MethodNotImplemented (method: string)\n"
+        "\n"
+        "# A parameter is missing, has the wrong type or an invalid value.\n"
+        "error InvalidParameter (parameter: string)\n"
+        "\n"
+        "# The caller may not call this method.\n"
+        "error PermissionDenied ()\n"
+        "\n"
+        "# The method must be called with \"more\".\n"
+        "error ExpectedMore ()\n";
+
+static int json_array_add_string(json_object *a, const char *value) {
+        json_object *v = json_object_new_string(value);
+
+        if (!v)
+                return -ENOMEM;
+        if (json_object_array_add(a, v) < 0) {
+                json_object_put(v);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+int service_get_info(VarlinkConn *c, json_object *parameters) {
+        static const char *const allowed[] = { NULL };
+        _cleanup_json_ json_object *reply = NULL;
+        VarlinkServer *s = c->server;
+        json_object *interfaces;
+        const char *unknown;
+        int r;
+
+        if (json_check_keys(parameters, allowed, &unknown) < 0)
+                return varlink_error_invalid_parameter(c, unknown);
+
+        reply = json_object_new_object();
+        if (!reply)
+                return -ENOMEM;
+        if ((r = message_add_string(reply, "vendor", s->vendor)) < 0 ||
+            (r = message_add_string(reply, "product", s->product)) < 0 ||
+            (r = message_add_string(reply, "version", s->version)) < 0 ||
+            (r = message_add_string(reply, "url", s->url)) < 0)
+                return r;
+
+        interfaces = json_object_new_array();
+        r = message_add(reply, "interfaces", interfaces);
+        if (r < 0)
+                return r;
+        r = json_array_add_string(interfaces, SERVICE_INTERFACE);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < s->n_interfaces; i++) {
+                r = json_array_add_string(interfaces, s->interfaces[i].name);
+                if (r < 0)
+                        return r;
+        }
+
+        return varlink_reply(c, reply);
+}
+
+int service_get_interface_description(VarlinkConn *c, json_object *parameters) {
+        static const char *const allowed[] = { "interface", NULL };
+        _cleanup_json_ json_object *reply = NULL;
+        const char *unknown, *name, *description;
+        Interface *i;
+        int r;
+
+        if (json_check_keys(parameters, allowed, &unknown) < 0)
+                return varlink_error_invalid_parameter(c, unknown);
+        if (json_get_string(parameters, "interface", &name) < 0)
+                return varlink_error_invalid_parameter(c, "interface");
+
+        if (strcmp(name, SERVICE_INTERFACE) == 0)
+                description = service_description;
+        else if ((i = server_find_interface(c->server, name, strlen(name))))
+                description = i->description;
+        else
+                return conn_error_string(c, VARLINK_ERROR_INTERFACE_NOT_FOUND, "interface", name);
+
+        reply = json_object_new_object();
+        if (!reply)
+                return -ENOMEM;
+        r = message_add_string(reply, "description", description);
+        if (r < 0)
+                return r;
+
+        return varlink_reply(c, reply);
+}
+
+int service_route_unbound(VarlinkConn *c, const char *method) {
+        VarlinkServer *s = c->server;
+        const char *dot = strrchr(method, '.');
+        size_t n = dot - method;
+        _cleanup_free_ char *interface = NULL;
+        Interface *i;
+
+        if (n == strlen(SERVICE_INTERFACE) && memcmp(method, SERVICE_INTERFACE, n) == 0)
+                return conn_error_string(c, VARLINK_ERROR_METHOD_NOT_FOUND, "method", method);
+
+        i = server_find_interface(s, method, n);
+        if (i) {
+                for (char **m = i->methods; m && *m; m++)
+                        if (strcmp(*m, dot + 1) == 0)
+                                return conn_error_string(c, VARLINK_ERROR_METHOD_NOT_IMPLEMENTED, "method", method);
+                return conn_error_string(c, VARLINK_ERROR_METHOD_NOT_FOUND, "method", method);
+        }
+
+        /* Methods may be bound without a registered description. */
+        for (size_t k = 0; k < s->n_methods; k++)
+                if (strncmp(s->methods[k].name, method, n + 1) == 0 &&
+                    strrchr(s->methods[k].name, '.') == s->methods[k].name + n)
+                        return conn_error_string(c, VARLINK_ERROR_METHOD_NOT_FOUND, "method", method);
+
+        interface = strndup(method, n);
+        if (!interface)
+                return -ENOMEM;
+        return conn_error_string(c, VARLINK_ERROR_INTERFACE_NOT_FOUND, "interface", interface);
+}
+
