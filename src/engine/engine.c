@@ -9,10 +9,8 @@
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/magic.h>
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -24,6 +22,7 @@
 #include "inject.skel.h"
 #include "kallsyms.h"
 #include "log.h"
+#include "pin.h"
 #include "probe.h"
 #include "scope.h"
 #include "scope-tags.h"
@@ -198,21 +197,6 @@ static void engine_unlockp(Engine **e) {
                 engine_unlock(*e);
 }
 
-static int check_bpffs(const char *path) {
-        _cleanup_free_ char *parent = strdup(path);
-        struct statfs sfs;
-        char *slash;
-
-        if (!parent)
-                return -ENOMEM;
-        slash = strrchr(parent, '/');
-        if (slash && slash != parent)
-                *slash = 0;
-        if (statfs(parent, &sfs) < 0)
-                return negative_errno();
-        return sfs.f_type == BPF_FS_MAGIC ? 0 : -ENOMEDIUM;
-}
-
 /* ---- capabilities ------------------------------------------------------ */
 
 /* Loads (but does not attach) our own program as fmod_ret on target. */
@@ -317,10 +301,6 @@ static int site_dir_name(Engine *e, const char *function, Backend b, char **ret)
         return 0;
 }
 
-static int pin_path(char *buf, size_t n, const char *dir, const char *name) {
-        return snprintf(buf, n, "%s/%s", dir, name) >= (int) n ? -ENAMETOOLONG : 0;
-}
-
 static int site_open(const char *dir, Site *ret) {
         _cleanup_(site_closep) Site s = SITE_NULL;
         char p[PATH_MAX];
@@ -353,31 +333,6 @@ static int site_open(const char *dir, Site *ret) {
         *ret = s;
         s = SITE_NULL;
         return 0;
-}
-
-/* Unpins everything in dir and removes it. Once the last pin of the link is
- * gone (and nobody holds an fd), the kernel detaches the program. */
-static int remove_pin_dir(const char *dir) {
-        _cleanup_(closedirp) DIR *d = NULL;
-        struct dirent *de;
-        int r = 0;
-
-        d = opendir(dir);
-        if (!d)
-                return errno == ENOENT ? 0 : negative_errno();
-        while ((de = readdir(d))) {
-                char p[PATH_MAX];
-
-                if (de->d_name[0] == '.' && (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
-                        continue;
-                if (pin_path(p, sizeof(p), dir, de->d_name) < 0)
-                        continue;
-                if (unlink(p) < 0 && errno != ENOENT)
-                        r = negative_errno();
-        }
-        if (rmdir(dir) < 0 && errno != ENOENT)
-                r = negative_errno();
-        return r;
 }
 
 /* Once no site is left, nothing of ours stays in bpffs. */
@@ -754,22 +709,12 @@ fail:
         return r;
 }
 
-/* Attaches a loaded program and pins its maps and link as final_dir. The
- * site is built under a temporary name and renamed into place, so a crash
- * never leaves a half-built site under its real name. Pins are made with
- * bpf_obj_pin(), not bpf_map__pin(): libbpf remembers a map's first pin
- * path and refuses another, and a re-attached site is pinned again. */
+/* Attaches a loaded program and pins its maps and link as final_dir. */
 static int site_attach(Engine *e, struct inject_bpf *skel, const char *function, Backend b, const char *final_dir,
                        InjectError *err) {
-        struct bpf_link *link = NULL;
-        char tmp[PATH_MAX], p[PATH_MAX];
-        uint64_t rnd = 0;
+        struct bpf_link *link;
+        const char *failed;
         int r;
-
-        (void) getrandom(&rnd, sizeof(rnd), 0);
-        snprintf(tmp, sizeof(tmp), "%s/tmp-%016llx", e->pin_root, (unsigned long long) rnd);
-        if (mkdir(tmp, 0700) < 0)
-                return negative_errno();
 
         if (b == BACKEND_KPROBE)
                 link = bpf_program__attach_kprobe_opts(skel->progs.inject_kprobe, function, NULL);
@@ -777,40 +722,23 @@ static int site_attach(Engine *e, struct inject_bpf *skel, const char *function,
                 link = bpf_program__attach_trace(skel->progs.inject_fmod_ret);
         if (!link) {
                 r = negative_errno();
-                inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
-                                 "The kernel refused to attach %s to '%s': %s", backend_to_string(b), function,
+                return inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
+                                        "The kernel refused to attach %s to '%s': %s", backend_to_string(b), function,
+                                        strerror(-r));
+        }
+
+        r = pin_dir_create(e->pin_root, final_dir, (const Pin[]) {
+                                   { "scopes", bpf_map__fd(skel->maps.scopes) },
+                                   { "slots", bpf_map__fd(skel->maps.slots) },
+                                   { "site", bpf_map__fd(skel->maps.site) },
+                                   { "link", bpf_link__fd(link) },
+                           }, 4, &failed);
+        if (r < 0 && failed)
+                inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED, "Cannot pin '%s/%s': %s", final_dir, failed,
                                  strerror(-r));
-                goto fail;
-        }
-
-#define PIN(fd, name)                                                   \
-        do {                                                            \
-                r = pin_path(p, sizeof(p), tmp, name);                  \
-                if (r >= 0 && bpf_obj_pin(fd, p) < 0)                   \
-                        r = negative_errno();                           \
-                if (r < 0) {                                            \
-                        inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED, \
-                                         "Cannot pin '%s': %s", p, strerror(-r)); \
-                        goto fail;                                      \
-                }                                                       \
-        } while (0)
-        PIN(bpf_map__fd(skel->maps.scopes), "scopes");
-        PIN(bpf_map__fd(skel->maps.slots), "slots");
-        PIN(bpf_map__fd(skel->maps.site), "site");
-        PIN(bpf_link__fd(link), "link");
-#undef PIN
-
-        if (rename(tmp, final_dir) < 0) {
-                r = negative_errno();
-                goto fail;
-        }
-        /* Pinned: closing our link fd leaves the program attached. */
+        /* Pinned: closing our link fd leaves the program attached. Not
+         * pinned: it detaches. */
         bpf_link__destroy(link);
-        return 0;
-
-fail:
-        bpf_link__destroy(link);
-        (void) remove_pin_dir(tmp);
         return r;
 }
 
@@ -939,7 +867,7 @@ static int site_retire(Engine *e, Site *s) {
 
         memcpy(function, s->info.function, INJECT_FUNC_LEN);
         function[INJECT_FUNC_LEN - 1] = 0;
-        r = remove_pin_dir(s->dir);
+        r = pin_dir_remove(s->dir);
         /* Only once the link pin is gone is our program surely detached. */
         if (r >= 0)
                 site_cache_put(e, function, s->info.backend);
@@ -1413,7 +1341,7 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
         r = fill_filters(e, spec, &slot, err);
         if (r < 0)
                 return r;
-        r = check_bpffs(e->pin_root);
+        r = pin_check_bpffs(e->pin_root);
         if (r < 0)
                 return inject_error_set(err, r, INJECT_ERROR_UNAVAILABLE, "No bpffs is mounted above '%s': %s",
                                         e->pin_root, strerror(-r));
@@ -1434,7 +1362,7 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
         r = site_open(dir, &s);
         if (r == -ENOLINK || r == -ENOENT) {
                 if (r == -ENOLINK)      /* half-built leftovers: start over */
-                        (void) remove_pin_dir(dir);
+                        (void) pin_dir_remove(dir);
                 r = site_create(e, f->name, b, dir, &s, err);
         }
         if (r < 0)
@@ -1627,7 +1555,7 @@ static int adopt_fn(Engine *e, Site *s, uint32_t idx, const struct inject_slot *
         int r;
 
         if (!slot) {    /* a half-built site: nothing in it was ever armed */
-                (void) remove_pin_dir(s->dir);
+                (void) pin_dir_remove(s->dir);
                 return 0;
         }
 
@@ -1668,10 +1596,10 @@ static void remove_tmp_dirs(Engine *e) {
         while ((de = readdir(d))) {
                 char p[PATH_MAX];
 
-                if (strncmp(de->d_name, "tmp-", 4) != 0)
+                if (strncmp(de->d_name, PIN_TMP_PREFIX, strlen(PIN_TMP_PREFIX)) != 0)
                         continue;
                 if (pin_path(p, sizeof(p), e->pin_root, de->d_name) >= 0)
-                        (void) remove_pin_dir(p);
+                        (void) pin_dir_remove(p);
         }
 }
 
