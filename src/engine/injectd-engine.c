@@ -355,6 +355,19 @@ static int cmd_arm(Engine *e, int argc, char **argv) {
         return 0;
 }
 
+/* Returns the exit status, so that one failure among several IDs shows. */
+static int disarm_one(Engine *e, uint64_t id) {
+        InjectError err = {};
+        InjectionInfo final;
+        int r;
+
+        r = engine_disarm(e, id, &final, &err);
+        if (r < 0)
+                return refused(&err, r);
+        print_info(e, &final);
+        return 0;
+}
+
 static int cmd_disarm(Engine *e, int argc, char **argv, bool all) {
         int ret = 0, r;
 
@@ -369,32 +382,18 @@ static int cmd_disarm(Engine *e, int argc, char **argv, bool all) {
                         fprintf(stderr, "injectd-engine: Cannot list injections: %s\n", strerror(-r));
                         return 1;
                 }
-                for (size_t i = 0; i < n; i++) {
-                        InjectError err = {};
-                        InjectionInfo final;
-
-                        r = engine_disarm(e, v[i].id, &final, &err);
-                        if (r < 0)
-                                ret = refused(&err, r);
-                        else
-                                print_info(e, &final);
-                }
+                for (size_t i = 0; i < n; i++)
+                        ret |= disarm_one(e, v[i].id);
                 return ret;
         }
         if (argc == 0)
                 usage_error("'disarm' needs an ID or --all");
         for (int i = 0; i < argc; i++) {
-                InjectError err = {};
-                InjectionInfo final;
                 uint64_t id;
 
                 if (parse_injection_id(argv[i], &id) < 0)
                         usage_error("Invalid injection ID '%s'", argv[i]);
-                r = engine_disarm(e, id, &final, &err);
-                if (r < 0)
-                        ret = refused(&err, r);
-                else
-                        print_info(e, &final);
+                ret |= disarm_one(e, id);
         }
         return ret;
 }

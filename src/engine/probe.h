@@ -13,6 +13,7 @@
  * fmod_ret needs BPF trampolines, which work on every security_* hook even
  * without CONFIG_FUNCTION_ERROR_INJECTION (Debian's stock kernel). */
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -76,6 +77,11 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(KernelProbe *, kernel_probe_free);
  * listed function to try fmod_ret on), or NULL. Fails only for -ENOMEM:
  * everything else becomes a finding. */
 int kernel_probe_run(const FunctionTable *t, KernelProbe **ret);
+
+/* Records a base finding, with the CONFIG options behind it (and those of
+ * them the configuration shows unset), without deriving the backends: the
+ * probes record every finding, then kernel_probe_run() derives once. */
+void kernel_probe_record(KernelProbe *p, ProbeFeature f, int error, const char *fmt, va_list ap);
 
 /* Replaces a finding (the engine confirms fmod_ret with its own program)
  * and derives the backends again. */

@@ -6,8 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -16,6 +14,7 @@
 
 #include "cleanup.h"
 #include "inject.h"
+#include "pin.h"
 #include "scope-tags.h"
 #include "tags.skel.h"
 
@@ -75,6 +74,18 @@ static int tags_path(char *buf, size_t n, const char *pin_root, const char *name
         return k < 0 || (size_t) k >= n ? -ENAMETOOLONG : 0;
 }
 
+/* Opens what is pinned as <pin_root>/tags/name. */
+static int tags_open(const char *pin_root, const char *name) {
+        char p[PATH_MAX];
+        int fd, r;
+
+        r = tags_path(p, sizeof(p), pin_root, name);
+        if (r < 0)
+                return r;
+        fd = bpf_obj_get(p);
+        return fd < 0 ? negative_errno() : fd;
+}
+
 static int unpin_dir(const char *dir) {
         static const char *const names[] = { PIN_FORK, PIN_SYNC, PIN_ROOTS };
         char p[PATH_MAX];
@@ -82,7 +93,7 @@ static int unpin_dir(const char *dir) {
 
         /* The fork program first: nothing copies tags once no root is left. */
         for (size_t i = 0; i < ELEMENTSOF(names); i++) {
-                if (snprintf(p, sizeof(p), "%s/%s", dir, names[i]) >= (int) sizeof(p))
+                if (pin_path(p, sizeof(p), dir, names[i]) < 0)
                         return -ENAMETOOLONG;
                 if (unlink(p) < 0 && errno != ENOENT)
                         r = negative_errno();
@@ -102,22 +113,17 @@ int scope_tags_remove(const char *pin_root) {
         return unpin_dir(dir);
 }
 
-/* Loads and attaches the programs and pins them under a temporary name,
- * then renames it into place, so a crash never leaves half of them under
- * the real one (engine_adopt removes tmp-* directories). */
+/* Loads and attaches the programs and pins them as <pin_root>/tags, built
+ * under a temporary name (pin.h). */
 static int tags_attach(const char *pin_root, int tags_fd, uint64_t ns_per_tick) {
         _cleanup_(tags_bpf__destroyp) struct tags_bpf *skel = NULL;
         _cleanup_(bpf_link__destroyp) struct bpf_link *fork = NULL, *sync = NULL;
-        char tmp[PATH_MAX], dir[PATH_MAX], p[PATH_MAX];
-        uint64_t rnd = 0;
+        char dir[PATH_MAX];
         int r;
 
         r = tags_path(dir, sizeof(dir), pin_root, NULL);
         if (r < 0)
                 return r;
-        (void) getrandom(&rnd, sizeof(rnd), 0);
-        if (snprintf(tmp, sizeof(tmp), "%s/tmp-tags-%016llx", pin_root, (unsigned long long) rnd) >= (int) sizeof(tmp))
-                return -ENAMETOOLONG;
 
         skel = tags_bpf__open();
         if (!skel)
@@ -136,30 +142,11 @@ static int tags_attach(const char *pin_root, int tags_fd, uint64_t ns_per_tick) 
         if (!sync)
                 return negative_errno();
 
-        if (mkdir(tmp, 0700) < 0)
-                return negative_errno();
-#define PIN(call, obj, name)                                                    \
-        do {                                                                    \
-                if (snprintf(p, sizeof(p), "%s/%s", tmp, name) >= (int) sizeof(p)) \
-                        r = -ENAMETOOLONG;                                      \
-                else                                                            \
-                        r = call(obj, p);                                       \
-                if (r < 0)                                                      \
-                        goto fail;                                              \
-        } while (0)
-        PIN(bpf_map__pin, skel->maps.roots, PIN_ROOTS);
-        PIN(bpf_link__pin, sync, PIN_SYNC);
-        PIN(bpf_link__pin, fork, PIN_FORK);
-#undef PIN
-        if (rename(tmp, dir) < 0) {
-                r = negative_errno();
-                goto fail;
-        }
-        return 0;
-
-fail:
-        (void) unpin_dir(tmp);
-        return r;
+        return pin_dir_create(pin_root, dir, (const Pin[]) {
+                                      { PIN_ROOTS, bpf_map__fd(skel->maps.roots) },
+                                      { PIN_SYNC, bpf_link__fd(sync) },
+                                      { PIN_FORK, bpf_link__fd(fork) },
+                              }, 3, NULL);
 }
 
 /* One pass of inject_tag_sync over every task. Counts what it reports. */
@@ -197,16 +184,12 @@ static int tags_pass(int link_fd, size_t *ret_changed, size_t *ret_over, size_t 
  * every fork since copied right ones too. */
 static int tags_sync(const char *pin_root, size_t *ret_over) {
         _cleanup_close_ int link_fd = -1;
-        char p[PATH_MAX];
         size_t changed = 0, over = 0, failed = 0;
         int r;
 
-        r = tags_path(p, sizeof(p), pin_root, PIN_SYNC);
-        if (r < 0)
-                return r;
-        link_fd = bpf_obj_get(p);
+        link_fd = tags_open(pin_root, PIN_SYNC);
         if (link_fd < 0)
-                return negative_errno();
+                return link_fd;
         for (int i = 0; i < TAGS_MAX_PASSES; i++) {
                 r = tags_pass(link_fd, &changed, &over, &failed);
                 if (r < 0)
@@ -253,12 +236,9 @@ int scope_tags_apply(const char *pin_root, int tags_fd, uint64_t ns_per_tick, co
                         return r;
         }
 
-        r = tags_path(p, sizeof(p), pin_root, PIN_ROOTS);
-        if (r < 0)
-                return r;
-        roots_fd = bpf_obj_get(p);
+        roots_fd = tags_open(pin_root, PIN_ROOTS);
         if (roots_fd < 0)
-                return negative_errno();
+                return roots_fd;
 
         /* Stale roots out. Their tags stay on tasks until the next pass or
          * the tasks' end, and match nothing: no scopes map holds them. */

@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: MIT */
+/* Arming: everything that can be refused is checked first (the function,
+ * the value, the backend, the scope, the filters), before anything loads;
+ * then the site is opened or created, the injection gets a slot, its
+ * process scope's tasks are tagged, and last its scope entry makes it
+ * reachable. A refusal or a failure leaves nothing behind. */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include <bpf/bpf.h>
+
+#include "cleanup.h"
+#include "engine-internal.h"
+#include "kallsyms.h"
+#include "pin.h"
+#include "probe.h"
+#include "scope-roots.h"
+#include "scope.h"
+#include "site.h"
+#include "time-util.h"
+
+/* Why a backend cannot serve anything here, with the CONFIG options missing. */
+static const char *backend_reason(Engine *e, ProbeFeature f, char *buf, size_t n) {
+        const KernelProbe *p = engine_probe(e);
+
+        if (!p)
+                return "the kernel could not be probed";
+        return kernel_probe_describe(p, f, buf, n);
+}
+
+static int choose_backend(Engine *e, const InjectableFunction *f, const InjectSpec *spec, Backend *ret,
+                          InjectError *err) {
+        const EngineCaps *c;
+        char kb[512], fb[512];
+        unsigned m;
+
+        (void) engine_caps(e, &c);
+        m = engine_function_backends(e, f);
+
+        switch (spec->backend) {
+        case BACKEND_KPROBE:
+                if (!f->listed)
+                        return inject_error_set(err, -EOPNOTSUPP, INJECT_ERROR_BACKEND_UNAVAILABLE,
+                                                "The kprobe backend cannot serve '%s': kprobe override only works on "
+                                                "functions on the kernel's error-injection list%s",
+                                                f->name, f->type == FUNC_TYPE_LSM ?
+                                                "; it is an LSM hook, use the fmod_ret backend" : "");
+                if (c->override < 0)
+                        return inject_error_set(err, -EOPNOTSUPP, INJECT_ERROR_BACKEND_UNAVAILABLE,
+                                                "The kprobe backend is unavailable: %s",
+                                                backend_reason(e, PROBE_BACKEND_KPROBE, kb, sizeof(kb)));
+                *ret = BACKEND_KPROBE;
+                return 0;
+        case BACKEND_FMOD_RET:
+                if (f->type == FUNC_TYPE_NULL || spec->retval == 0)
+                        return inject_error_set(err, -EOPNOTSUPP, INJECT_ERROR_BACKEND_UNAVAILABLE,
+                                                "The fmod_ret backend cannot make '%s' return 0 (a zero return "
+                                                "means \"run the function\"); use the kprobe backend", f->name);
+                if (!f->in_btf)
+                        return inject_error_set(err, -EOPNOTSUPP, INJECT_ERROR_BACKEND_UNAVAILABLE,
+                                                "The fmod_ret backend cannot serve '%s': it is not in vmlinux BTF%s",
+                                                f->name, f->module ? " (module functions are kprobe-only)" : "");
+                if (c->fmod_ret < 0)
+                        return inject_error_set(err, -EOPNOTSUPP, INJECT_ERROR_BACKEND_UNAVAILABLE,
+                                                "The fmod_ret backend is unavailable: %s",
+                                                backend_reason(e, PROBE_BACKEND_FMOD_RET, fb, sizeof(fb)));
+                *ret = BACKEND_FMOD_RET;
+                return 0;
+        default:
+                /* fmod_ret is the cheaper trampoline; kprobe is the one that can return 0. */
+                if ((m & (1u << BACKEND_FMOD_RET)) && spec->retval != 0) {
+                        *ret = BACKEND_FMOD_RET;
+                        return 0;
+                }
+                if (m & (1u << BACKEND_KPROBE)) {
+                        *ret = BACKEND_KPROBE;
+                        return 0;
+                }
+                return inject_error_set(err, -EOPNOTSUPP, INJECT_ERROR_BACKEND_UNAVAILABLE,
+                                        "No backend can make '%s' return %lld on this kernel: kprobe override: "
+                                        "%.200s; fmod_ret: %.200s", f->name, (long long) spec->retval,
+                                        !f->listed ? "not on the error-injection list" :
+                                        c->override < 0 ? backend_reason(e, PROBE_BACKEND_KPROBE, kb, sizeof(kb)) :
+                                        "available",
+                                        spec->retval == 0 ? "cannot return 0" :
+                                        c->fmod_ret < 0 ? backend_reason(e, PROBE_BACKEND_FMOD_RET, fb, sizeof(fb)) :
+                                        !f->in_btf ? "not in BTF" : "available");
+        }
+}
+
+static int check_function(Engine *e, const InjectSpec *spec, const InjectableFunction **ret, InjectError *err) {
+        const InjectableFunction *f;
+        const FunctionTable *t;
+        const KernelProbe *p;
+        int r;
+
+        if (!spec->function || !*spec->function || strlen(spec->function) >= INJECT_FUNC_LEN)
+                return inject_error_set(err, -EINVAL, INJECT_ERROR_NOT_INJECTABLE,
+                                        "A function name of 1 to %d characters is required", INJECT_FUNC_LEN - 1);
+        r = engine_functions(e, &t);
+        if (r < 0)
+                return inject_error_set(err, r, INJECT_ERROR_UNAVAILABLE,
+                                        "Cannot list the kernel's injectable functions: %s", strerror(-r));
+        p = engine_probe(e);
+        if (!p)
+                return inject_error_set(err, -ENOMEM, INJECT_ERROR_UNAVAILABLE, "Cannot probe the kernel");
+        /* A kernel that can inject nothing says so, whatever was asked for. */
+        if (!kernel_probe_available(p, PROBE_INJECTION))
+                return kernel_probe_refuse_unavailable(p, err);
+        f = function_table_find(t, spec->function);
+        if (!f)
+                return kernel_probe_refuse_not_injectable(p, t, spec->function, err);
+        if (!func_type_accepts(f->type, spec->retval))
+                return inject_error_set(err, -ERANGE, INJECT_ERROR_BAD_VALUE,
+                                        "'%s' is of type %s: the injected value must be %s, not %lld",
+                                        f->name, func_type_to_string(f->type), func_type_range(f->type),
+                                        (long long) spec->retval);
+        *ret = f;
+        return 0;
+}
+
+static int fill_scope(Engine *e, const InjectSpec *spec, struct inject_slot *slot, InjectError *err) {
+        uint64_t start = 0;
+        pid_t tgid = 0;
+        int r;
+
+        slot->scope_kind = spec->scope;
+        switch (spec->scope) {
+        case INJECT_SCOPE_CGROUP:
+                if (!spec->cgroup_id)
+                        return inject_error_set(err, -EINVAL, INJECT_ERROR_BAD_SCOPE, "The cgroup id must not be 0");
+                if (spec->cgroup_level >= INJECT_MAX_CGROUP_LEVEL)
+                        return inject_error_set(err, -E2BIG, INJECT_ERROR_BAD_SCOPE,
+                                                "The cgroup is %u levels deep; at most %d are supported",
+                                                spec->cgroup_level, INJECT_MAX_CGROUP_LEVEL - 1);
+                slot->scope_id = spec->cgroup_id;
+                slot->cgroup_level = spec->cgroup_level;
+                return 0;
+        case INJECT_SCOPE_PROCESS:
+                if (spec->pid <= 0)
+                        return inject_error_set(err, -EINVAL, INJECT_ERROR_BAD_SCOPE,
+                                                "A process scope needs a pid > 0, not %d", (int) spec->pid);
+                r = scope_process(spec->pid, &tgid, &start);
+                if (r < 0)
+                        return inject_error_set(err, r == -ENOENT ? -ESRCH : r, INJECT_ERROR_BAD_SCOPE,
+                                                "No process with pid %d: %s", (int) spec->pid, strerror(-r));
+                slot->scope_id = (uint64_t) tgid;
+                slot->start_ticks = start;
+                return 0;
+        case INJECT_SCOPE_GLOBAL:
+                slot->scope_id = 0;
+                return 0;
+        default:
+                return inject_error_set(err, -EINVAL, INJECT_ERROR_BAD_SCOPE,
+                                        "An injection needs a scope (cgroup, process or global); an empty scope "
+                                        "never means everything");
+        }
+}
+
+static int fill_filters(Engine *e, const InjectSpec *spec, struct inject_slot *slot, InjectError *err) {
+        int r;
+
+        if (spec->comm && strlen(spec->comm) >= INJECT_COMM_LEN)
+                return inject_error_set(err, -ENAMETOOLONG, INJECT_ERROR_BAD_FILTER,
+                                        "comm '%s' is longer than the kernel's %d characters", spec->comm,
+                                        INJECT_COMM_LEN - 1);
+        if (spec->comm)
+                strncpy(slot->comm, spec->comm, INJECT_COMM_LEN - 1);
+
+        if (spec->n_callers > INJECT_MAX_CALLERS)
+                return inject_error_set(err, -E2BIG, INJECT_ERROR_BAD_FILTER,
+                                        "At most %d caller filters are supported, got %zu", INJECT_MAX_CALLERS,
+                                        spec->n_callers);
+        if (spec->n_callers > 0) {
+                r = engine_load_kallsyms(e);
+                if (r < 0)
+                        return inject_error_set(err, r, INJECT_ERROR_BAD_FILTER,
+                                                "Cannot read kernel symbols for caller filters: %s",
+                                                r == -EPERM ? "addresses are hidden (kptr_restrict)" : strerror(-r));
+        }
+        for (size_t i = 0; i < spec->n_callers; i++) {
+                const KSym *s = kallsyms_find(e->kallsyms, spec->callers[i]);
+
+                if (!s || !s->size)
+                        return inject_error_set(err, -ENOENT, INJECT_ERROR_BAD_FILTER,
+                                                "Caller '%s' is not a kernel function in /proc/kallsyms",
+                                                spec->callers[i]);
+                slot->callers[i] = (struct inject_caller) { .start = s->addr, .end = s->addr + s->size };
+        }
+        slot->n_callers = spec->n_callers;
+
+        if (spec->probability_ppm > INJECT_PPM)
+                return inject_error_set(err, -ERANGE, INJECT_ERROR_BAD_FILTER,
+                                        "Probability must be at most 100%%");
+        slot->probability_ppm = spec->probability_ppm ?: INJECT_PPM;
+        slot->after = spec->after;
+        slot->every = spec->every ?: 1;
+        slot->times = spec->times;
+        slot->owner_uid = spec->owner_uid;
+        return 0;
+}
+
+static int new_id(uint64_t *ret) {
+        uint64_t id = 0;
+
+        while (!id)
+                if (getrandom(&id, sizeof(id), 0) != sizeof(id))
+                        return negative_errno();
+        *ret = id;
+        return 0;
+}
+
+int engine_check(Engine *e, const InjectSpec *spec, InjectError *err) {
+        const InjectableFunction *f = NULL;
+        Backend b;
+        int r;
+
+        r = check_function(e, spec, &f, err);
+        if (r < 0)
+                return r;
+        return choose_backend(e, f, spec, &b, err);
+}
+
+int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectError *err) {
+        _cleanup_(engine_unlockp) Engine *locked = NULL;
+        _cleanup_(site_closep) Site s = SITE_NULL;
+        _cleanup_free_ char *dir = NULL;
+        struct inject_scope_key key;
+        struct inject_scope_val val;
+        struct inject_slot slot = {};
+        const InjectableFunction *f = NULL;
+        uint32_t idx = UINT32_MAX;
+        _cleanup_(scope_root_set_done) ScopeRootSet roots = {};
+        uint64_t now, id;
+        Backend b = BACKEND_AUTO;
+        bool process;
+        int r;
+
+        /* Everything that can be refused is refused before anything loads. */
+        r = check_function(e, spec, &f, err);
+        if (r < 0)
+                return r;
+        r = choose_backend(e, f, spec, &b, err);
+        if (r < 0)
+                return r;
+        if (spec->duration_usec == 0 || spec->duration_usec > ENGINE_MAX_DURATION_USEC)
+                return inject_error_set(err, -ERANGE, INJECT_ERROR_BAD_DURATION,
+                                        "The duration must be more than 0 and at most 7 days");
+        r = fill_scope(e, spec, &slot, err);
+        if (r < 0)
+                return r;
+        r = fill_filters(e, spec, &slot, err);
+        if (r < 0)
+                return r;
+        r = pin_check_bpffs(e->pin_root);
+        if (r < 0)
+                return inject_error_set(err, r, INJECT_ERROR_UNAVAILABLE, "No bpffs is mounted above '%s': %s",
+                                        e->pin_root, strerror(-r));
+        r = new_id(&id);
+        if (r < 0)
+                return r;
+        slot.id = id;
+        slot.retval = spec->retval;
+
+        r = engine_lock(e);
+        if (r < 0)
+                return r;
+        locked = e;
+
+        r = site_dir_name(e, f->name, b, &dir);
+        if (r < 0)
+                return r;
+        r = site_open(dir, &s);
+        if (r == -ENOLINK || r == -ENOENT) {
+                if (r == -ENOLINK)      /* half-built leftovers: start over */
+                        (void) pin_dir_remove(dir);
+                r = site_create(e, f->name, b, dir, &s, err);
+        }
+        if (r < 0)
+                return err && err->name ? r : inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
+                                                               "Cannot set up '%s': %s", f->name, strerror(-r));
+
+        for (uint32_t i = 0; i < INJECT_MAX_SLOTS; i++) {
+                struct inject_slot cur;
+
+                if (bpf_map_lookup_elem(s.slots_fd, &i, &cur) < 0)
+                        return negative_errno();
+                if (!cur.id) {
+                        idx = i;
+                        break;
+                }
+        }
+        if (idx == UINT32_MAX)
+                return inject_error_set(err, -EUSERS, INJECT_ERROR_TOO_MANY,
+                                        "'%s' already has %d injections armed", f->name, INJECT_MAX_SLOTS);
+        if (slot.scope_kind == INJECT_SCOPE_PROCESS) {
+                r = scope_roots_tag_slot(e, &slot, &roots);
+                if (r < 0)
+                        return r;
+        }
+
+        now = now_nsec(CLOCK_BOOTTIME);
+        slot.created_ns = now;
+        slot.deadline_ns = now + spec->duration_usec * 1000;
+        if (bpf_map_update_elem(s.slots_fd, &idx, &slot, BPF_ANY) < 0) {
+                r = negative_errno();
+                goto undo_slot;
+        }
+        /* The scope's tasks are tagged before its scope entry makes the
+         * injection reachable. */
+        if (slot.scope_kind == INJECT_SCOPE_PROCESS) {
+                r = scope_roots_apply(e, &roots);
+                if (r > 0) {
+                        r = inject_error_set(err, -E2BIG, INJECT_ERROR_BAD_SCOPE,
+                                             "Process %llu would put %d task(s) in more than %d nested process "
+                                             "scopes", (unsigned long long) slot.scope_id, r, INJECT_MAX_TAGS);
+                        goto undo_slot;
+                }
+                if (r < 0) {
+                        const char *lb = engine_libbpf_error();
+
+                        inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
+                                         "Cannot tag the processes of the scope: %s%s%s%s", strerror(-r),
+                                         lb[0] ? " (libbpf: " : "", lb, lb[0] ? ")" : "");
+                        goto undo_slot;
+                }
+        }
+        slot_scope_key(&slot, &key);
+        val = (struct inject_scope_val) { .slot = idx, .inj_id = slot.id, .start_ticks = slot.start_ticks };
+        if (bpf_map_update_elem(s.scopes_fd, &key, &val, BPF_NOEXIST) < 0) {
+                r = negative_errno();
+                if (r == -EEXIST)
+                        inject_error_set(err, r, INJECT_ERROR_SCOPE_TAKEN,
+                                         "'%s' (%s) already has an injection with this scope; cancel it first",
+                                         f->name, backend_to_string(b));
+                goto undo_slot;
+        }
+        r = site_recount(&s);
+        if (r < 0) {
+                (void) bpf_map_delete_elem(s.scopes_fd, &key);
+                goto undo_slot;
+        }
+
+        if (ret)
+                site_injection_info(&s, &slot, now, ret);
+        return 0;
+
+undo_slot:
+        process = slot.scope_kind == INJECT_SCOPE_PROCESS;
+        memset(&slot, 0, sizeof(slot));
+        (void) bpf_map_update_elem(s.slots_fd, &idx, &slot, BPF_ANY);
+        if (process)
+                (void) scope_roots_sync(e);     /* drops the root if it was new */
+        if (site_recount(&s) >= 0 && s.info.n_live == 0)
+                (void) site_retire(e, &s);
+        return err && err->name ? r : inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
+                                                       "Cannot arm '%s': %s", f->name, strerror(-r));
+}

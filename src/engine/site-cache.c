@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/* The site cache. Loading a site means verifying its program: hundreds of
+ * milliseconds under emulation, most of a cold request. So a site this
+ * engine loaded keeps its program (the verified program and its maps) in
+ * e->owned. When the site's last injection ends, the site is unpinned,
+ * which detaches the program (callers of the function pay nothing), but the
+ * program stays for a grace period: the next request on the same
+ * (function, backend) re-attaches it instead of loading it again. Only this
+ * process can re-attach it, so a restarted daemon starts with an empty
+ * cache; what is pinned is adopted as before. */
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "cleanup.h"
+#include "engine-internal.h"
+#include "log.h"
+#include "pin.h"
+#include "site-cache.h"
+#include "site.h"
+#include "time-util.h"
+
+struct OwnedSite {
+        OwnedSite *prev, *next;         /* e->owned, most recently used first */
+        char function[INJECT_FUNC_LEN];
+        Backend backend;
+        struct inject_bpf *program;
+        bool detached;                  /* not pinned: a cached entry */
+        uint64_t detached_ns;           /* CLOCK_BOOTTIME, when detached is set */
+};
+
+static bool site_cache_enabled(const Engine *e) {
+        return e->cache_grace_usec > 0 && e->cache_max > 0;
+}
+
+static OwnedSite *owned_site_free(Engine *e, OwnedSite *o) {
+        if (!o)
+                return NULL;
+        if (o->prev)
+                o->prev->next = o->next;
+        else if (e->owned == o)
+                e->owned = o->next;
+        if (o->next)
+                o->next->prev = o->prev;
+        if (o->detached)
+                e->n_cached--;
+        site_program_free(o->program);
+        free(o);
+        return NULL;
+}
+
+void site_cache_free_all(Engine *e) {
+        while (e->owned)
+                owned_site_free(e, e->owned);
+}
+
+static void owned_site_to_front(Engine *e, OwnedSite *o) {
+        if (e->owned == o)
+                return;
+        if (o->prev)
+                o->prev->next = o->next;
+        if (o->next)
+                o->next->prev = o->prev;
+        o->prev = NULL;
+        o->next = e->owned;
+        if (e->owned)
+                e->owned->prev = o;
+        e->owned = o;
+}
+
+static OwnedSite *owned_site_find(Engine *e, const char *function, Backend b) {
+        for (OwnedSite *o = e->owned; o; o = o->next)
+                if (o->backend == b && strncmp(o->function, function, INJECT_FUNC_LEN) == 0)
+                        return o;
+        return NULL;
+}
+
+void site_cache_own(Engine *e, const char *function, Backend b, struct inject_bpf *p) {
+        OwnedSite *o;
+
+        /* Pinned and attached: closing our fds changes nothing. */
+        if (!site_cache_enabled(e) || !(o = calloc(1, sizeof(*o)))) {
+                site_program_free(p);
+                return;
+        }
+        strncpy(o->function, function, INJECT_FUNC_LEN - 1);
+        o->backend = b;
+        o->program = p;
+        o->next = e->owned;
+        if (e->owned)
+                e->owned->prev = o;
+        e->owned = o;
+}
+
+/* Empties a program's maps: no scope, no slot, nothing counted. A
+ * re-attached program must start exactly as a freshly loaded one, so no
+ * scope of an earlier injection can ever match (each scope entry also names
+ * its injection's id, which a new injection never reuses). */
+static int owned_site_reset(OwnedSite *o) {
+        const struct inject_slot empty = {};
+        struct inject_scope_key key;
+        SiteMaps m;
+
+        site_program_maps(o->program, &m);
+
+        /* Deleting the key we just got makes the next "first key" lookup
+         * start over, so this ends when the hash is empty. */
+        while (bpf_map_get_next_key(m.scopes, NULL, &key) == 0)
+                if (bpf_map_delete_elem(m.scopes, &key) < 0 && errno != ENOENT)
+                        return negative_errno();
+        if (errno != ENOENT)
+                return negative_errno();
+
+        for (uint32_t i = 0; i < INJECT_MAX_SLOTS; i++) {
+                struct inject_slot slot;
+
+                if (bpf_map_lookup_elem(m.slots, &i, &slot) < 0)
+                        return negative_errno();
+                if (memcmp(&slot, &empty, sizeof(slot)) != 0 &&
+                    bpf_map_update_elem(m.slots, &i, &empty, BPF_ANY) < 0)
+                        return negative_errno();
+        }
+
+        return site_info_reset(m.site, o->backend, o->function);
+}
+
+/* Frees the least recently used cached entries beyond the cap. */
+static void site_cache_trim(Engine *e) {
+        OwnedSite *o, *prev;
+
+        if (e->n_cached <= e->cache_max)
+                return;
+        for (o = e->owned; o && o->next; o = o->next)
+                ;
+        for (; o && e->n_cached > e->cache_max; o = prev) {
+                prev = o->prev;
+                if (!o->detached)
+                        continue;
+                owned_site_free(e, o);
+                e->stats.evicted++;
+        }
+}
+
+/* Marks a program of ours as detached, with its maps emptied. Fails, and
+ * then must be freed, when the maps cannot be emptied: a program whose maps
+ * may still hold a scope is never reused. */
+static int owned_site_detach(Engine *e, OwnedSite *o) {
+        int r;
+
+        r = owned_site_reset(o);
+        if (r < 0)
+                return r;
+        if (!o->detached) {
+                o->detached = true;
+                e->n_cached++;
+        }
+        o->detached_ns = now_nsec(CLOCK_BOOTTIME);
+        return 0;
+}
+
+void site_cache_put(Engine *e, const char *function, Backend b) {
+        OwnedSite *o = owned_site_find(e, function, b);
+
+        if (!o)
+                return;
+        if (!site_cache_enabled(e) || owned_site_detach(e, o) < 0) {
+                owned_site_free(e, o);
+                return;
+        }
+        owned_site_to_front(e, o);
+        site_cache_trim(e);
+}
+
+/* An entry we think is attached whose site is no longer pinned was
+ * detached behind our back (another engine removed its last injection):
+ * count it as cached from now on, so that it expires. */
+static void site_cache_notice_detached(Engine *e) {
+        OwnedSite *o, *n;
+
+        for (o = e->owned; o; o = n) {
+                _cleanup_free_ char *dir = NULL;
+                char p[PATH_MAX];
+
+                n = o->next;
+                if (o->detached)
+                        continue;
+                if (site_dir_name(e, o->function, o->backend, &dir) < 0 ||
+                    pin_path(p, sizeof(p), dir, "link") < 0 || access(p, F_OK) >= 0 || errno != ENOENT)
+                        continue;
+                if (!site_cache_enabled(e) || owned_site_detach(e, o) < 0)
+                        owned_site_free(e, o);
+        }
+        site_cache_trim(e);
+}
+
+/* Whether two map fds name the same kernel map. */
+static bool same_map(int a, int b) {
+        struct bpf_map_info ia = {}, ib = {};
+        __u32 la = sizeof(ia), lb = sizeof(ib);
+
+        if (bpf_obj_get_info_by_fd(a, &ia, &la) < 0 || bpf_obj_get_info_by_fd(b, &ib, &lb) < 0)
+                return false;
+        return ia.id == ib.id;
+}
+
+/* A cached program keeps the shared maps it was loaded with. Should
+ * another engine have pinned new ones meanwhile (injectd-engine beside the
+ * daemon), the cached program would read tags and write events nobody
+ * else sees: it must not be re-attached. */
+static bool owned_site_maps_current(const Engine *e, const OwnedSite *o) {
+        SiteMaps m;
+
+        site_program_maps(o->program, &m);
+        return same_map(m.events, e->events_fd) && same_map(m.task_tags, e->tags_fd);
+}
+
+bool site_cache_reattach(Engine *e, const char *function, Backend b, const char *dir) {
+        InjectError ignored = {};
+        OwnedSite *o;
+        int r;
+
+        /* A program we loaded earlier for this site is not pinned, since the
+         * site is not: it is detached, and its maps were emptied when it was. */
+        o = owned_site_find(e, function, b);
+        if (o && !o->detached) {
+                site_cache_put(e, function, b);
+                o = owned_site_find(e, function, b);
+        }
+        if (!o)
+                return false;
+        if (!owned_site_maps_current(e, o)) {
+                log_info("The cached %s program for '%s' uses shared maps that are no longer pinned; "
+                         "loading it afresh.", backend_to_string(b), function);
+                owned_site_free(e, o);
+                return false;
+        }
+
+        /* Should the kernel refuse to re-attach it, load afresh: that either
+         * works or says why with its own error. */
+        r = site_program_attach(e, o->program, function, b, dir, &ignored);
+        if (r < 0) {
+                log_warning_errno(r, "Cannot re-attach the cached %s program for '%s', loading it afresh: %s",
+                                  backend_to_string(b), function, ignored.name ? ignored.message : strerror(-r));
+                owned_site_free(e, o);
+                e->stats.reattach_failures++;
+                return false;
+        }
+        o->detached = false;
+        e->n_cached--;
+        owned_site_to_front(e, o);
+        e->stats.reattaches++;
+        return true;
+}
+
+void engine_set_site_cache(Engine *e, uint64_t grace_usec, unsigned max_sites) {
+        e->cache_grace_usec = grace_usec;
+        e->cache_max = max_sites;
+        if (!site_cache_enabled(e))
+                engine_site_cache_flush(e);
+        else
+                site_cache_trim(e);
+}
+
+uint64_t engine_site_cache_expire(Engine *e) {
+        uint64_t now = now_nsec(CLOCK_BOOTTIME), next = UINT64_MAX, grace_ns = e->cache_grace_usec * 1000;
+        OwnedSite *o, *n;
+
+        site_cache_notice_detached(e);
+        for (o = e->owned; o; o = n) {
+                n = o->next;
+                if (!o->detached)
+                        continue;
+                if (now - o->detached_ns >= grace_ns) {
+                        owned_site_free(e, o);
+                        e->stats.expired++;
+                } else if (o->detached_ns + grace_ns < next)
+                        next = o->detached_ns + grace_ns;
+        }
+        return next;
+}
+
+void engine_site_cache_flush(Engine *e) {
+        OwnedSite *o, *n;
+
+        for (o = e->owned; o; o = n) {
+                n = o->next;
+                if (o->detached)
+                        owned_site_free(e, o);
+        }
+}
+
+void engine_site_stats(Engine *e, EngineSiteStats *ret) {
+        *ret = e->stats;
+        ret->n_cached = e->n_cached;
+        ret->n_owned = 0;
+        for (OwnedSite *o = e->owned; o; o = o->next)
+                ret->n_owned++;
+}

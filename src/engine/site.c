@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: MIT */
+/* Sites: loading a copy of bpf/inject.bpf.c for a (function, backend),
+ * attaching and pinning it, opening a pinned one, and keeping its site map
+ * in step with its slots. The one file that includes inject.skel.h. */
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "cleanup.h"
+#include "engine-internal.h"
+#include "inject.skel.h"
+#include "pin.h"
+#include "site-cache.h"
+#include "site.h"
+
+void site_close(Site *s) {
+        free(s->dir);
+        s->dir = NULL;
+        s->scopes_fd = safe_close(s->scopes_fd);
+        s->slots_fd = safe_close(s->slots_fd);
+        s->site_fd = safe_close(s->site_fd);
+}
+
+void site_closep(Site *s) {
+        site_close(s);
+}
+
+/* bpffs refuses dots in names, and function names may hold them (.isra). */
+int site_dir_name(Engine *e, const char *function, Backend b, char **ret) {
+        _cleanup_free_ char *n = NULL;
+
+        if (asprintf(&n, "%s/%s-%s", e->sites_dir, backend_to_string(b), function) < 0)
+                return -ENOMEM;
+        for (char *p = n + strlen(e->sites_dir) + 1; *p; p++)
+                if (*p == '.')
+                        *p = '%';
+        *ret = TAKE_PTR(n);
+        return 0;
+}
+
+int site_open(const char *dir, Site *ret) {
+        _cleanup_(site_closep) Site s = SITE_NULL;
+        static const char *const names[] = { "scopes", "slots", "site" };
+        int *fds[] = { &s.scopes_fd, &s.slots_fd, &s.site_fd };
+        char p[PATH_MAX];
+        uint32_t zero = 0;
+        int r;
+
+        s.dir = strdup(dir);
+        if (!s.dir)
+                return -ENOMEM;
+        /* The link must be there too, or the site is half-built. */
+        r = pin_path(p, sizeof(p), dir, "link");
+        if (r < 0)
+                return r;
+        if (access(p, F_OK) < 0)
+                return -ENOLINK;
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                r = pin_path(p, sizeof(p), dir, names[i]);
+                if (r < 0)
+                        return r;
+                *fds[i] = bpf_obj_get(p);
+                if (*fds[i] < 0)
+                        return negative_errno();
+        }
+        if (bpf_map_lookup_elem(s.site_fd, &zero, &s.info) < 0)
+                return negative_errno();
+
+        *ret = s;
+        s = SITE_NULL;
+        return 0;
+}
+
+int site_info_reset(int site_fd, Backend b, const char *function) {
+        struct inject_site_info info = { .backend = b };
+        uint32_t zero = 0;
+
+        strncpy(info.function, function, INJECT_FUNC_LEN - 1);
+        if (bpf_map_update_elem(site_fd, &zero, &info, BPF_ANY) < 0)
+                return negative_errno();
+        return 0;
+}
+
+int site_program_probe_fmod_ret(const char *target) {
+        struct inject_bpf *skel;
+        int r;
+
+        skel = inject_bpf__open();
+        if (!skel)
+                return negative_errno();
+        (void) bpf_program__set_autoload(skel->progs.inject_kprobe, false);
+        r = bpf_program__set_attach_target(skel->progs.inject_fmod_ret, 0, target);
+        if (r == 0)
+                r = inject_bpf__load(skel);
+        inject_bpf__destroy(skel);
+        return r < 0 ? r : 0;
+}
+
+void site_program_maps(const struct inject_bpf *p, SiteMaps *ret) {
+        *ret = (SiteMaps) {
+                .scopes = bpf_map__fd(p->maps.scopes),
+                .slots = bpf_map__fd(p->maps.slots),
+                .site = bpf_map__fd(p->maps.site),
+                .events = bpf_map__fd(p->maps.events),
+                .task_tags = bpf_map__fd(p->maps.task_tags),
+        };
+}
+
+/* Closes our fds only; a pinned link keeps an attached program alive. */
+void site_program_free(struct inject_bpf *p) {
+        inject_bpf__destroy(p);
+}
+
+/* Opens and loads (verifies) one copy of the program for function and b. */
+static int site_program_load(Engine *e, const char *function, Backend b, struct inject_bpf **ret, InjectError *err) {
+        struct inject_bpf *skel;
+        struct bpf_program *prog;
+        const char *libbpf_last;
+        int r;
+
+        skel = inject_bpf__open();
+        if (!skel)
+                return negative_errno();
+        strncpy((char *) skel->rodata->function_name, function, INJECT_FUNC_LEN - 1);
+
+        prog = b == BACKEND_KPROBE ? skel->progs.inject_kprobe : skel->progs.inject_fmod_ret;
+        (void) bpf_program__set_autoload(b == BACKEND_KPROBE ? skel->progs.inject_fmod_ret : skel->progs.inject_kprobe,
+                                         false);
+        if (b == BACKEND_FMOD_RET) {
+                r = bpf_program__set_attach_target(prog, 0, function);
+                if (r < 0) {
+                        inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
+                                         "Cannot find '%s' in the kernel's BTF for fmod_ret: %s", function, strerror(-r));
+                        goto fail;
+                }
+        }
+        r = bpf_map__reuse_fd(skel->maps.events, e->events_fd);
+        if (r >= 0)
+                r = bpf_map__reuse_fd(skel->maps.task_tags, e->tags_fd);
+        if (r < 0)
+                goto fail;
+
+        /* The verifier's statistics, for whoever tunes the program's cost. */
+        static char vlog[4096];
+        if (getenv("INJECTD_DEBUG_VERIFIER")) {
+                vlog[0] = 0;
+                (void) bpf_program__set_log_buf(prog, vlog, sizeof(vlog));
+                (void) bpf_program__set_log_level(prog, 4);
+        }
+        r = inject_bpf__load(skel);
+        if (getenv("INJECTD_DEBUG_VERIFIER"))
+                fprintf(stderr, "verifier (%s, %s): %s\n", backend_to_string(b), function, vlog);
+        if (r < 0) {
+                libbpf_last = engine_libbpf_error();
+                inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
+                                 "The kernel refused to load the %s program for '%s': %s%s%s",
+                                 backend_to_string(b), function, strerror(-r),
+                                 libbpf_last[0] ? " (libbpf: " : "", libbpf_last[0] ? libbpf_last : "");
+                if (libbpf_last[0])
+                        strncat(err->message, ")", sizeof(err->message) - strlen(err->message) - 1);
+                goto fail;
+        }
+
+        /* Fresh maps are zeroed: only the site's identity is written. */
+        r = site_info_reset(bpf_map__fd(skel->maps.site), b, function);
+        if (r < 0)
+                goto fail;
+        e->stats.loads++;
+        *ret = skel;
+        return 0;
+
+fail:
+        inject_bpf__destroy(skel);
+        return r;
+}
+
+int site_program_attach(Engine *e, struct inject_bpf *skel, const char *function, Backend b, const char *dir,
+                        InjectError *err) {
+        struct bpf_link *link;
+        const char *failed;
+        int r;
+
+        if (b == BACKEND_KPROBE)
+                link = bpf_program__attach_kprobe_opts(skel->progs.inject_kprobe, function, NULL);
+        else
+                link = bpf_program__attach_trace(skel->progs.inject_fmod_ret);
+        if (!link) {
+                r = negative_errno();
+                return inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
+                                        "The kernel refused to attach %s to '%s': %s", backend_to_string(b), function,
+                                        strerror(-r));
+        }
+
+        r = pin_dir_create(e->pin_root, dir, (const Pin[]) {
+                                   { "scopes", bpf_map__fd(skel->maps.scopes) },
+                                   { "slots", bpf_map__fd(skel->maps.slots) },
+                                   { "site", bpf_map__fd(skel->maps.site) },
+                                   { "link", bpf_link__fd(link) },
+                           }, 4, &failed);
+        if (r < 0 && failed)
+                inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED, "Cannot pin '%s/%s': %s", dir, failed,
+                                 strerror(-r));
+        /* Pinned: closing our link fd leaves the program attached. Not
+         * pinned: it detaches. */
+        bpf_link__destroy(link);
+        return r;
+}
+
+int site_create(Engine *e, const char *function, Backend b, const char *dir, Site *ret, InjectError *err) {
+        struct inject_bpf *skel = NULL;
+        int r;
+
+        r = engine_pin_shared(e);
+        if (r < 0)
+                return inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
+                                        "Cannot create the event ring buffer in '%s': %s", e->pin_root, strerror(-r));
+        if (mkdir(e->sites_dir, 0700) < 0 && errno != EEXIST)
+                return negative_errno();
+
+        if (site_cache_reattach(e, function, b, dir))
+                return site_open(dir, ret);
+
+        r = site_program_load(e, function, b, &skel, err);
+        if (r < 0)
+                goto fail;
+        r = site_program_attach(e, skel, function, b, dir, err);
+        if (r < 0)
+                goto fail;
+        site_cache_own(e, function, b, skel);
+        return site_open(dir, ret);
+
+fail:
+        inject_bpf__destroy(skel);
+        engine_gc_root(e);
+        return r;
+}
+
+int site_recount(Site *s) {
+        struct inject_site_info info = s->info;
+        uint32_t zero = 0;
+
+        info.cgroup_levels = info.n_process = info.n_global = info.n_live = info.n_callers = 0;
+        for (uint32_t i = 0; i < INJECT_MAX_SLOTS; i++) {
+                struct inject_slot slot;
+
+                if (bpf_map_lookup_elem(s->slots_fd, &i, &slot) < 0)
+                        return negative_errno();
+                if (!slot.id)
+                        continue;
+                info.n_live++;
+                if (slot.n_callers)
+                        info.n_callers++;
+                switch (slot.scope_kind) {
+                case INJECT_SCOPE_CGROUP:
+                        info.cgroup_levels |= 1u << slot.cgroup_level;
+                        break;
+                case INJECT_SCOPE_PROCESS:
+                        info.n_process++;
+                        break;
+                case INJECT_SCOPE_GLOBAL:
+                        info.n_global++;
+                        break;
+                }
+        }
+        if (bpf_map_update_elem(s->site_fd, &zero, &info, BPF_ANY) < 0)
+                return negative_errno();
+        s->info = info;
+        return 0;
+}
+
+/* Our program for the site is then kept for reuse (site_cache_put). */
+int site_retire(Engine *e, Site *s) {
+        char function[INJECT_FUNC_LEN];
+        int r;
+
+        memcpy(function, s->info.function, INJECT_FUNC_LEN);
+        function[INJECT_FUNC_LEN - 1] = 0;
+        r = pin_dir_remove(s->dir);
+        /* Only once the link pin is gone is our program surely detached. */
+        if (r >= 0)
+                site_cache_put(e, function, s->info.backend);
+        engine_gc_root(e);
+        return r;
+}
+
+/* A process scope is found by its root's tag (inject.h), not its pid. */
+void slot_scope_key(const struct inject_slot *slot, struct inject_scope_key *ret) {
+        *ret = (struct inject_scope_key) {
+                .kind = slot->scope_kind,
+                .id = slot->scope_kind == INJECT_SCOPE_PROCESS ? slot->scope_tag : slot->scope_id,
+        };
+}
+
+/* First its scope entry, so no new call reaches it, then its slot. */
+int site_remove_slot(Engine *e, Site *s, uint32_t idx) {
+        struct inject_scope_key key;
+        struct inject_slot slot;
+        int r;
+
+        if (bpf_map_lookup_elem(s->slots_fd, &idx, &slot) < 0)
+                return negative_errno();
+        slot_scope_key(&slot, &key);
+        if (bpf_map_delete_elem(s->scopes_fd, &key) < 0 && errno != ENOENT)
+                return negative_errno();
+        memset(&slot, 0, sizeof(slot));
+        if (bpf_map_update_elem(s->slots_fd, &idx, &slot, BPF_ANY) < 0)
+                return negative_errno();
+        r = site_recount(s);
+        if (r < 0)
+                return r;
+        if (s->info.n_live == 0)
+                r = site_retire(e, s);
+        return r;
+}
+
+static InjectionState slot_state(const struct inject_slot *slot, uint64_t now) {
+        if (slot->times && slot->injected >= slot->times)
+                return INJECTION_EXHAUSTED;
+        if (now >= slot->deadline_ns)
+                return INJECTION_EXPIRED;
+        return INJECTION_ACTIVE;
+}
+
+void site_injection_info(const Site *s, const struct inject_slot *slot, uint64_t now, InjectionInfo *ret) {
+        *ret = (InjectionInfo) {
+                .id = slot->id,
+                .backend = s->info.backend,
+                .state = slot_state(slot, now),
+                .slot = *slot,
+        };
+        memcpy(ret->function, s->info.function, INJECT_FUNC_LEN);
+        ret->function[INJECT_FUNC_LEN - 1] = 0;
+}
+
+int site_foreach_slot(Engine *e, site_slot_fn f, bool want_broken, void *userdata) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+        int r;
+
+        d = opendir(e->sites_dir);
+        if (!d)
+                return errno == ENOENT ? 0 : negative_errno();
+        while ((de = readdir(d))) {
+                _cleanup_(site_closep) Site s = SITE_NULL;
+                char dir[PATH_MAX];
+
+                if (de->d_name[0] == '.')
+                        continue;
+                if (pin_path(dir, sizeof(dir), e->sites_dir, de->d_name) < 0)
+                        continue;
+                r = site_open(dir, &s);
+                if (r < 0) {
+                        if (!want_broken)
+                                continue;
+                        s.dir = strdup(dir);
+                        if (!s.dir)
+                                return -ENOMEM;
+                        r = f(e, &s, UINT32_MAX, NULL, userdata);
+                        if (r != 0)
+                                return r < 0 ? r : 0;
+                        continue;
+                }
+                for (uint32_t i = 0; i < INJECT_MAX_SLOTS; i++) {
+                        struct inject_slot slot;
+
+                        if (bpf_map_lookup_elem(s.slots_fd, &i, &slot) < 0)
+                                return negative_errno();
+                        if (!slot.id)
+                                continue;
+                        r = f(e, &s, i, &slot, userdata);
+                        if (r < 0)
+                                return r;
+                        if (r > 0)
+                                return 0;
+                        if (s.scopes_fd < 0)    /* f removed the whole site */
+                                break;
+                }
+        }
+        return 0;
+}
