@@ -10,6 +10,7 @@
 #include "duration.h"
 #include "format-table.h"
 #include "injectctl.h"
+#include "json-build.h"
 #include "json-util.h"
 
 /* For commands that take no options of their own: parses the global ones
@@ -383,7 +384,9 @@ int cmd_functions(int argc, char **argv) {
                         continue;
                 if (only_allowed && !allowed)
                         continue;
-                json_object_array_add(out, json_object_get(e));
+                r = json_append(out, json_object_get(e));
+                if (r < 0)
+                        return report_error(NULL, r, "Cannot list the functions");
         }
 
         if (arg_json) {

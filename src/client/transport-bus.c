@@ -13,6 +13,7 @@
 
 #include "time-util.h"
 #include "duration.h"
+#include "json-build.h"
 #include "json-util.h"
 #include "transport.h"
 
@@ -235,16 +236,14 @@ static int bus_inject(Transport *t, json_object *request, char **ret_id, uint64_
                         /* It was armed, and ended before we looked (a
                          * times=1 fault that fired at once): not an error.
                          * What is known of it, marked as ended. */
-                        json_object *f = json_object_object_get(request, "function");
-
-                        e = json_object_new_object();
-                        if (!e)
-                                return -ENOMEM;
-                        json_object_object_add(e, "id", json_object_new_string(id_copy));
-                        json_object_object_add(e, "function", json_object_get(f));
-                        json_object_object_add(e, "state", json_object_new_string("ended"));
-                        json_object_object_add(e, "expires_usec", json_object_new_uint64(expires));
-                        *ret_injection = e;
+                        r = json_build_object(ret_injection,
+                                              JSON_PAIR_STRING("id", id_copy),
+                                              JSON_PAIR_REF("function", json_object_object_get(request, "function")),
+                                              JSON_PAIR_STRING("state", "ended"),
+                                              JSON_PAIR_U64("expires_usec", expires),
+                                              JSON_BUILD_END);
+                        if (r < 0)
+                                return r;
                 }
         }
         if (ret_id)
@@ -307,20 +306,24 @@ static bool watch_wants(BusWatch *w, const char *id) {
         return false;
 }
 
+/* Hands the event (NULL: one that could not be built, out of memory) to
+ * the callback, and releases it. A lost event would leave the watcher
+ * believing something false, so running out of memory ends the watch. */
 static void watch_emit(BusWatch *w, json_object *event) {
-        if (w->r == 0 && event)
-                w->r = w->callback(event, w->userdata);
+        if (w->r == 0)
+                w->r = event ? w->callback(event, w->userdata) : -ENOMEM;
         json_object_put(event);
 }
 
+/* A new event of this type about id (NULL: none); NULL when out of memory. */
 static json_object *new_event(const char *type, const char *id) {
-        json_object *e = json_object_new_object();
+        json_object *e = NULL;
 
-        if (!e)
+        if (json_build_object(&e,
+                              JSON_PAIR_STRING("type", type),
+                              JSON_PAIR_IF(id, JSON_PAIR_STRING("id", id)),
+                              JSON_BUILD_END) < 0)
                 return NULL;
-        json_object_object_add(e, "type", json_object_new_string(type));
-        if (id)
-                json_object_object_add(e, "id", json_object_new_string(id));
         return e;
 }
 
@@ -340,31 +343,28 @@ static const char *id_from_path(const char *path) {
 static int on_fault(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         BusWatch *w = userdata;
         const char *id = id_from_path(sd_bus_message_get_path(m)), *comm;
+        json_object *e = NULL, *f;
         uint64_t time_ns;
         uint32_t pid, tgid;
         int64_t value;
-        json_object *e;
 
         if (!id || !watch_wants(w, id))
                 return 0;
         if (sd_bus_message_read(m, "tuusx", &time_ns, &pid, &tgid, &comm, &value) < 0)
                 return 0;
-        e = new_event("fault", id);
-        if (!e)
-                return 0;
-        json_object_object_add(e, "time_ns", json_object_new_uint64(time_ns));
-        json_object_object_add(e, "pid", json_object_new_int64(pid));
-        json_object_object_add(e, "tgid", json_object_new_int64(tgid));
-        json_object_object_add(e, "comm", json_object_new_string(comm));
-        json_object_object_add(e, "value", json_object_new_int64(value));
         /* The signal does not name the function; the injection may be
          * gone by now (times=1), so it was noted when it came. */
-        {
-                json_object *f = json_object_object_get(w->functions, id);
-
-                if (f)
-                        json_object_object_add(e, "function", json_object_get(f));
-        }
+        f = json_object_object_get(w->functions, id);
+        (void) json_build_object(&e,
+                                 JSON_PAIR_STRING("type", "fault"),
+                                 JSON_PAIR_STRING("id", id),
+                                 JSON_PAIR_U64("time_ns", time_ns),
+                                 JSON_PAIR_I64("pid", pid),
+                                 JSON_PAIR_I64("tgid", tgid),
+                                 JSON_PAIR_STRING("comm", comm),
+                                 JSON_PAIR_I64("value", value),
+                                 JSON_PAIR_IF(f, JSON_PAIR_REF("function", f)),
+                                 JSON_BUILD_END);
         watch_emit(w, e);
         return 0;
 }
@@ -373,10 +373,12 @@ static int on_fault(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) 
 static void note_function(BusWatch *w, const char *id, const char *path) {
         _cleanup_free_ char *function = NULL;
 
-        if (!w->functions || json_object_object_get(w->functions, id))
+        if (json_object_object_get(w->functions, id))
                 return;
-        if (sd_bus_get_property_string(bus(w->t), BUS_NAME, path, BUS_INJECTION, "Function", NULL, &function) >= 0)
-                json_object_object_add(w->functions, id, json_object_new_string(function));
+        /* Without the property, the fault event goes without its function. */
+        if (sd_bus_get_property_string(bus(w->t), BUS_NAME, path, BUS_INJECTION, "Function", NULL, &function) >= 0 &&
+            json_add_string(w->functions, id, function) < 0 && w->r == 0)
+                w->r = -ENOMEM;
 }
 
 static int on_added(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
@@ -391,7 +393,7 @@ static int on_added(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) 
 static int on_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         BusWatch *w = userdata;
         const char *id, *path, *reason;
-        json_object *e;
+        json_object *e = NULL;
         Known *k;
 
         if (sd_bus_message_read(m, "sos", &id, &path, &reason) < 0 || !watch_wants(w, id))
@@ -402,10 +404,11 @@ static int on_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error
                         return 0;
                 k->present = false;
         }
-        e = new_event("removed", id);
-        if (!e)
-                return 0;
-        json_object_object_add(e, "reason", json_object_new_string(reason));
+        (void) json_build_object(&e,
+                                 JSON_PAIR_STRING("type", "removed"),
+                                 JSON_PAIR_STRING("id", id),
+                                 JSON_PAIR_STRING("reason", reason),
+                                 JSON_BUILD_END);
         watch_emit(w, e);
         return 0;
 }
@@ -437,7 +440,7 @@ static int watch_poll(BusWatch *w, bool first) {
                 }
 
         for (size_t i = 0; i < n; i++) {
-                json_object *doc = json_object_array_get_idx(list, i), *e;
+                json_object *doc = json_object_array_get_idx(list, i), *e = NULL;
                 uint64_t seen = 0, matched = 0, injected = 0;
                 const char *id;
                 Known *k;
@@ -459,13 +462,17 @@ static int watch_poll(BusWatch *w, bool first) {
                         *k = (Known) { .id = strdup(id), .present = true };
                         if (!k->id)
                                 return -ENOMEM;
-                        if (w->functions && !json_object_object_get(w->functions, id))
-                                json_object_object_add(w->functions, id,
-                                                       json_object_get(json_object_object_get(doc, "function")));
+                        if (!json_object_object_get(w->functions, id)) {
+                                r = json_add_ref(w->functions, id, json_object_object_get(doc, "function"));
+                                if (r < 0)
+                                        return r;
+                        }
                         if (!first) {
-                                e = new_event("added", id);
-                                if (e)
-                                        json_object_object_add(e, "injection", json_object_get(doc));
+                                (void) json_build_object(&e,
+                                                         JSON_PAIR_STRING("type", "added"),
+                                                         JSON_PAIR_STRING("id", id),
+                                                         JSON_PAIR_REF("injection", doc),
+                                                         JSON_BUILD_END);
                                 watch_emit(w, e);
                         }
                 } else if (!k->present)
@@ -473,9 +480,11 @@ static int watch_poll(BusWatch *w, bool first) {
                 else if (k->seen == seen && k->matched == matched && k->injected == injected)
                         continue;
                 else {
-                        e = new_event("counters", id);
-                        if (e)
-                                json_object_object_add(e, "injection", json_object_get(doc));
+                        (void) json_build_object(&e,
+                                                 JSON_PAIR_STRING("type", "counters"),
+                                                 JSON_PAIR_STRING("id", id),
+                                                 JSON_PAIR_REF("injection", doc),
+                                                 JSON_BUILD_END);
                         watch_emit(w, e);
                 }
                 k->seen = seen;
@@ -510,6 +519,12 @@ static int bus_watch(Transport *t, char *const *ids, TransportEventFn callback, 
                 if (r < 0)
                         goto finish;
         }
+        /* Before the matches: their callbacks note functions in it. */
+        w.functions = json_object_new_object();
+        if (!w.functions) {
+                r = -ENOMEM;
+                goto finish;
+        }
         r = sd_bus_match_signal(bus(t), &fault_slot, w.daemon, NULL, BUS_INJECTION, "Fault", on_fault, &w);
         if (r < 0)
                 goto finish;
@@ -521,7 +536,6 @@ static int bus_watch(Transport *t, char *const *ids, TransportEventFn callback, 
                                 &w);
         if (r < 0)
                 goto finish;
-        w.functions = json_object_new_object();
         /* Signals go to an injection's owning connection; subscribing gets
          * them for every injection we may see, detached ones included. */
         {
