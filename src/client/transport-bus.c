@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -15,6 +16,7 @@
 #include "duration.h"
 #include "json-build.h"
 #include "json-util.h"
+#include "string-util.h"
 #include "transport.h"
 
 #define BUS_NAME "org.injectd.Injector1"
@@ -59,18 +61,48 @@ static int bus_call(Transport *t, sd_bus_message *m, sd_bus_message **ret) {
         return r;
 }
 
-static int bus_new_call(Transport *t, const char *path, const char *iface, const char *method, sd_bus_message **ret) {
-        return sd_bus_message_new_method_call(bus(t), ret, BUS_NAME, path, iface, method);
+/* A new call of method on the manager object. */
+static int bus_new_call(Transport *t, const char *method, sd_bus_message **ret) {
+        return sd_bus_message_new_method_call(bus(t), ret, BUS_NAME, BUS_PATH, BUS_MANAGER, method);
 }
 
-/* For the methods that return one JSON document as a string. */
-static int bus_call_json(Transport *t, sd_bus_message *m, json_type type, json_object **ret) {
+/* Calls method on the manager with the arguments ap, of the types given
+ * as to sd_bus_message_append() (NULL: none). ret_reply is optional. */
+static int bus_call_methodv(Transport *t, const char *method, sd_bus_message **ret_reply, const char *types,
+                            va_list ap) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        r = bus_new_call(t, method, &m);
+        if (r >= 0 && types)
+                r = sd_bus_message_appendv(m, types, ap);
+        if (r < 0)
+                return r;
+        return bus_call(t, m, ret_reply);
+}
+
+static int bus_call_method(Transport *t, const char *method, sd_bus_message **ret_reply, const char *types, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, types);
+        r = bus_call_methodv(t, method, ret_reply, types, ap);
+        va_end(ap);
+        return r;
+}
+
+/* For the methods that return one JSON document, of this type, as a
+ * string. */
+static int bus_call_json(Transport *t, json_type type, json_object **ret, const char *method, const char *types, ...) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_json_ json_object *v = NULL;
         const char *s;
+        va_list ap;
         int r;
 
-        r = bus_call(t, m, &reply);
+        va_start(ap, types);
+        r = bus_call_methodv(t, method, &reply, types, ap);
+        va_end(ap);
         if (r < 0)
                 return r;
         r = sd_bus_message_read(reply, "s", &s);
@@ -86,39 +118,15 @@ static int bus_call_json(Transport *t, sd_bus_message *m, json_type type, json_o
 }
 
 static int bus_get_capabilities(Transport *t, json_object **ret) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        int r;
-
-        r = bus_new_call(t, BUS_PATH, BUS_MANAGER, "GetCapabilities", &m);
-        if (r < 0)
-                return r;
-        return bus_call_json(t, m, json_type_object, ret);
+        return bus_call_json(t, json_type_object, ret, "GetCapabilities", NULL);
 }
 
 static int bus_list_functions(Transport *t, const char *pattern, json_object **ret) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        int r;
-
-        r = bus_new_call(t, BUS_PATH, BUS_MANAGER, "ListFunctions", &m);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "s", pattern ?: "");
-        if (r < 0)
-                return r;
-        return bus_call_json(t, m, json_type_array, ret);
+        return bus_call_json(t, json_type_array, ret, "ListFunctions", "s", pattern ?: "");
 }
 
 static int bus_list_injections(Transport *t, bool all, json_object **ret) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        int r;
-
-        r = bus_new_call(t, BUS_PATH, BUS_MANAGER, "ListInjections", &m);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "b", all);
-        if (r < 0)
-                return r;
-        return bus_call_json(t, m, json_type_array, ret);
+        return bus_call_json(t, json_type_array, ret, "ListInjections", "b", (int) all);
 }
 
 /* One request key as a{sv} entry: see docs/dbus-api.md, "The request". */
@@ -197,7 +205,7 @@ static int bus_inject(Transport *t, json_object *request, char **ret_id, uint64_
         uint64_t expires;
         int r;
 
-        r = bus_new_call(t, BUS_PATH, BUS_MANAGER, "Inject", &m);
+        r = bus_new_call(t, "Inject", &m);
         if (r < 0)
                 return r;
         r = sd_bus_message_open_container(m, 'a', "{sv}");
@@ -254,26 +262,11 @@ static int bus_inject(Transport *t, json_object *request, char **ret_id, uint64_
 }
 
 static int bus_cancel(Transport *t, const char *id) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        int r;
-
-        r = bus_new_call(t, BUS_PATH, BUS_MANAGER, "Cancel", &m);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "s", id);
-        if (r < 0)
-                return r;
-        return bus_call(t, m, NULL);
+        return bus_call_method(t, "Cancel", NULL, "s", id);
 }
 
 static int bus_reload_policy(Transport *t) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        int r;
-
-        r = bus_new_call(t, BUS_PATH, BUS_MANAGER, "ReloadPolicy", &m);
-        if (r < 0)
-                return r;
-        return bus_call(t, m, NULL);
+        return bus_call_method(t, "ReloadPolicy", NULL, NULL);
 }
 
 /* ---- watch: ListInjections every 500 ms, plus the signals this
@@ -538,15 +531,9 @@ static int bus_watch(Transport *t, char *const *ids, TransportEventFn callback, 
                 goto finish;
         /* Signals go to an injection's owning connection; subscribing gets
          * them for every injection we may see, detached ones included. */
-        {
-                _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-
-                r = bus_new_call(t, BUS_PATH, BUS_MANAGER, "Subscribe", &m);
-                if (r >= 0)
-                        r = bus_call(t, m, NULL);
-                if (r < 0)
-                        goto finish;
-        }
+        r = bus_call_method(t, "Subscribe", NULL, NULL);
+        if (r < 0)
+                goto finish;
 
         r = watch_poll(&w, true);
         if (r < 0)
@@ -592,41 +579,19 @@ static void bus_done(Transport *t) {
         t->data = sd_bus_flush_close_unref(t->data);
 }
 
-static const TransportOps bus_ops = {
-        .get_capabilities = bus_get_capabilities,
-        .list_functions = bus_list_functions,
-        .inject = bus_inject,
-        .list_injections = bus_list_injections,
-        .cancel = bus_cancel,
-        .watch = bus_watch,
-        .reload_policy = bus_reload_policy,
-        .done = bus_done,
-};
+static const TransportOps bus_ops = TRANSPORT_OPS_INIT(bus);
 
 int transport_open_bus(bool interactive, Transport **ret, char **reterr_message) {
-        _cleanup_(transport_freep) Transport *t = NULL;
         sd_bus *b = NULL;
         int r;
 
-        t = calloc(1, sizeof(*t));
-        if (!t)
-                return -ENOMEM;
-        t->interactive = interactive;
-
         r = sd_bus_open_system(&b);
-        if (errno_is_disconnect(r) || r == -ENOENT) {
-                if (asprintf(reterr_message,
-                             "Cannot connect to the system bus: %s. Is dbus running? injectd also "
-                             "answers on its Varlink socket (--varlink).", strerror(-r)) < 0)
-                        return -ENOMEM;
-                return -EHOSTDOWN;
-        }
+        if (errno_is_disconnect(r) || r == -ENOENT)
+                return strprintf(reterr_message, "Cannot connect to the system bus: %s. Is dbus running? injectd also "
+                                 "answers on its Varlink socket (--varlink).", strerror(-r)) < 0 ? -ENOMEM : -EHOSTDOWN;
         if (r < 0)
                 return r;
-        t->ops = &bus_ops;
-        t->data = b;
         (void) sd_bus_set_allow_interactive_authorization(b, interactive);
 
-        *ret = TAKE_PTR(t);
-        return 0;
+        return transport_new(&bus_ops, b, interactive, ret);
 }

@@ -9,6 +9,7 @@
 #include "duration.h"
 #include "json-build.h"
 #include "json-util.h"
+#include "string-util.h"
 #include "transport.h"
 #include "varlink.h"
 
@@ -209,45 +210,23 @@ static void vl_done(Transport *t) {
         t->data = varlink_client_free(t->data);
 }
 
-static const TransportOps varlink_ops = {
-        .get_capabilities = vl_get_capabilities,
-        .list_functions = vl_list_functions,
-        .inject = vl_inject,
-        .list_injections = vl_list_injections,
-        .cancel = vl_cancel,
-        .watch = vl_watch,
-        .reload_policy = vl_reload_policy,
-        .done = vl_done,
-};
+static const TransportOps varlink_ops = TRANSPORT_OPS_INIT(vl);
 
 int transport_open_varlink(const char *path, bool interactive, Transport **ret, char **reterr_message) {
-        _cleanup_(transport_freep) Transport *t = NULL;
         VarlinkClient *c = NULL;
         int r;
 
         if (!path)
                 path = INJECTD_VARLINK_ADDRESS;
 
-        t = calloc(1, sizeof(*t));
-        if (!t)
-                return -ENOMEM;
-        t->interactive = interactive;
-
         r = varlink_client_connect(path, &c);
-        if (errno_is_disconnect(r) || r == -ENOENT) {
-                if (asprintf(reterr_message,
-                             "Cannot connect to '%s': %s. Is injectd running? Start it with "
-                             "'systemctl start injectd.socket' (or 'systemctl start injectd').",
-                             path, strerror(-r)) < 0)
-                        return -ENOMEM;
-                return -EHOSTDOWN;
-        }
+        if (errno_is_disconnect(r) || r == -ENOENT)
+                return strprintf(reterr_message, "Cannot connect to '%s': %s. Is injectd running? Start it with "
+                                 "'systemctl start injectd.socket' (or 'systemctl start injectd').",
+                                 path, strerror(-r)) < 0 ? -ENOMEM : -EHOSTDOWN;
         if (r < 0)
                 return r;
-        t->ops = &varlink_ops;
-        t->data = c;
         varlink_client_set_timeout(c, interactive ? VARLINK_CALL_TIMEOUT_INTERACTIVE_USEC : VARLINK_CALL_TIMEOUT_USEC);
 
-        *ret = TAKE_PTR(t);
-        return 0;
+        return transport_new(&varlink_ops, c, interactive, ret);
 }
