@@ -103,14 +103,21 @@ int json_add_all(json_object *dst, json_object *src) {
  * JSON_BUILD_END, or where nothing more can be read. */
 static int build_one(json_object *o, va_list *ap, bool add, bool *done) {
         JsonBuildTag tag = va_arg(*ap, int);
-        json_object *v = NULL;
+        union {
+                const char *s;
+                uint64_t u;
+                int64_t i;
+                double d;
+                bool b;
+                json_object *v;
+        } x = {};
         const char *key;
+        size_t n = 0;
 
         if (tag == _JSON_BUILD_END) {
                 *done = true;
                 return 0;
         }
-
         if (tag == _JSON_BUILD_IF) {
                 bool cond = va_arg(*ap, int);
                 int r;
@@ -120,60 +127,53 @@ static int build_one(json_object *o, va_list *ap, bool add, bool *done) {
                 return *done ? -EINVAL : r;
         }
 
+        /* First read the pair, whether it is added or not, ... */
         key = va_arg(*ap, const char *);
         switch (tag) {
-        case _JSON_BUILD_STRING: {
-                const char *s = va_arg(*ap, const char *);
-
-                return add ? json_add_string(o, key, s) : 0;
-        }
-        case _JSON_BUILD_STRING_LEN: {
-                const char *s = va_arg(*ap, const char *);
-                size_t n = va_arg(*ap, size_t);
-
-                if (!add)
-                        return 0;
-                if (!s || n > INT32_MAX)
-                        return -EINVAL;
-                return json_add(o, key, json_object_new_string_len(s, (int) n));
-        }
-        case _JSON_BUILD_U64: {
-                uint64_t u = va_arg(*ap, uint64_t);
-
-                return add ? json_add_u64(o, key, u) : 0;
-        }
-        case _JSON_BUILD_I64: {
-                int64_t i = va_arg(*ap, int64_t);
-
-                return add ? json_add_i64(o, key, i) : 0;
-        }
-        case _JSON_BUILD_DOUBLE: {
-                double d = va_arg(*ap, double);
-
-                return add ? json_add_double(o, key, d) : 0;
-        }
-        case _JSON_BUILD_BOOL: {
-                bool b = va_arg(*ap, int);
-
-                return add ? json_add_bool(o, key, b) : 0;
-        }
-        case _JSON_BUILD_NULL:
-                return add ? json_add_null(o, key) : 0;
+        case _JSON_BUILD_STRING:     x.s = va_arg(*ap, const char *); break;
+        case _JSON_BUILD_STRING_LEN: x.s = va_arg(*ap, const char *); n = va_arg(*ap, size_t); break;
+        case _JSON_BUILD_U64:        x.u = va_arg(*ap, uint64_t); break;
+        case _JSON_BUILD_I64:        x.i = va_arg(*ap, int64_t); break;
+        case _JSON_BUILD_DOUBLE:     x.d = va_arg(*ap, double); break;
+        case _JSON_BUILD_BOOL:       x.b = va_arg(*ap, int); break;
+        case _JSON_BUILD_NULL:       break;
         case _JSON_BUILD_OBJECT:
-                v = va_arg(*ap, json_object *);
-                if (!add) {
-                        json_object_put(v);
-                        return 0;
-                }
-                return json_add(o, key, v);
-        case _JSON_BUILD_REF:
-                v = va_arg(*ap, json_object *);
-                return add ? json_add_ref(o, key, v) : 0;
+        case _JSON_BUILD_REF:        x.v = va_arg(*ap, json_object *); break;
         default:
                 /* The arguments can no longer be read: what follows leaks,
                  * but a wrong tag is a programming error, not input. */
                 *done = true;
                 return -EINVAL;
+        }
+
+        if (!add) {
+                if (tag == _JSON_BUILD_OBJECT)
+                        json_object_put(x.v);
+                return 0;
+        }
+
+        /* ... then add it. */
+        switch (tag) {
+        case _JSON_BUILD_STRING:
+                return json_add_string(o, key, x.s);
+        case _JSON_BUILD_STRING_LEN:
+                if (!x.s || n > INT32_MAX)
+                        return -EINVAL;
+                return json_add(o, key, json_object_new_string_len(x.s, (int) n));
+        case _JSON_BUILD_U64:
+                return json_add_u64(o, key, x.u);
+        case _JSON_BUILD_I64:
+                return json_add_i64(o, key, x.i);
+        case _JSON_BUILD_DOUBLE:
+                return json_add_double(o, key, x.d);
+        case _JSON_BUILD_BOOL:
+                return json_add_bool(o, key, x.b);
+        case _JSON_BUILD_NULL:
+                return json_add_null(o, key);
+        case _JSON_BUILD_OBJECT:
+                return json_add(o, key, x.v);
+        default: /* _JSON_BUILD_REF */
+                return json_add_ref(o, key, x.v);
         }
 }
 
