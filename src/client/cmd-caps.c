@@ -10,22 +10,8 @@
 #include "duration.h"
 #include "format-table.h"
 #include "injectctl.h"
+#include "json-build.h"
 #include "json-util.h"
-
-/* For commands that take no options of their own: parses the global ones
- * and leaves optind at the first argument. Returns -1 to go on, else the
- * exit code. */
-static int parse_plain(int argc, char **argv) {
-        static const struct option options[] = { GLOBAL_OPTIONS };
-        int c, r;
-
-        while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
-                r = handle_global_option(c, optarg, argv);
-                if (r >= 0)
-                        return r;
-        }
-        return -1;
-}
 
 static const char *yes_no(bool b) {
         return b ? "yes" : "no";
@@ -238,7 +224,7 @@ int cmd_caps(int argc, char **argv) {
         int64_t n;
         int r;
 
-        r = parse_plain(argc, argv);
+        r = parse_plain_options(argc, argv, NULL);
         if (r >= 0)
                 return r;
         if (optind < argc)
@@ -383,7 +369,9 @@ int cmd_functions(int argc, char **argv) {
                         continue;
                 if (only_allowed && !allowed)
                         continue;
-                json_object_array_add(out, json_object_get(e));
+                r = json_append(out, json_object_get(e));
+                if (r < 0)
+                        return report_error(NULL, r, "Cannot list the functions");
         }
 
         if (arg_json) {
@@ -433,7 +421,7 @@ int cmd_reload_policy(int argc, char **argv) {
         _cleanup_(transport_freep) Transport *t = NULL;
         int r;
 
-        r = parse_plain(argc, argv);
+        r = parse_plain_options(argc, argv, NULL);
         if (r >= 0)
                 return r;
         if (optind < argc)

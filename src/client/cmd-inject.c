@@ -14,7 +14,9 @@
 #include "duration.h"
 #include "errno-name.h"
 #include "injectctl.h"
+#include "json-build.h"
 #include "json-util.h"
+#include "scope-kind.h"
 #include "spec.h"
 
 #define HOLD_POLL_MSEC 500
@@ -47,16 +49,21 @@ enum {
  * change, then "ended" or "cancelled" with the last ones seen. */
 static void print_counters(const char *id, const char *type, uint64_t seen, uint64_t matched, uint64_t injected,
                            uint64_t left) {
-        _cleanup_json_ json_object *o = json_object_new_object();
+        _cleanup_json_ json_object *o = NULL;
+        int r;
 
-        if (!o)
+        r = json_build_object(&o,
+                              JSON_PAIR_STRING("type", type),
+                              JSON_PAIR_STRING("id", id),
+                              JSON_PAIR_U64("calls_seen", seen),
+                              JSON_PAIR_U64("calls_matched", matched),
+                              JSON_PAIR_U64("faults_injected", injected),
+                              JSON_PAIR_U64("remaining_usec", left),
+                              JSON_BUILD_END);
+        if (r < 0) {
+                (void) report_error(NULL, r, "Cannot print the counters");
                 return;
-        json_object_object_add(o, "type", json_object_new_string(type));
-        json_object_object_add(o, "id", json_object_new_string(id));
-        json_object_object_add(o, "calls_seen", json_object_new_uint64(seen));
-        json_object_object_add(o, "calls_matched", json_object_new_uint64(matched));
-        json_object_object_add(o, "faults_injected", json_object_new_uint64(injected));
-        json_object_object_add(o, "remaining_usec", json_object_new_uint64(left));
+        }
         print_json(o, true);
 }
 
@@ -168,14 +175,14 @@ int cmd_inject(int argc, char **argv) {
         const char *function, *scope = NULL;
         bool have_value = false, detach = false;
         uint64_t expires = 0, v;
-        int c, r, n_callers = 0;
+        int c, k = 0, n_callers = 0, r;
 
         req = json_object_new_object();
         callers = json_object_new_array();
         if (!req || !callers)
                 return report_error(NULL, -ENOMEM, "Out of memory");
 
-        while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
                 switch (c) {
                 case ARG_ERROR: {
                         const char *name;
@@ -187,7 +194,7 @@ int cmd_inject(int argc, char **argv) {
                         if (r != 0)
                                 return r;
                         name = errno_to_name(e);
-                        json_object_object_add(req, "error", name ? json_object_new_string(name) : json_object_new_int(e));
+                        k = json_add(req, "error", name ? json_object_new_string(name) : json_object_new_int(e));
                         have_value = true;
                         break;
                 }
@@ -201,7 +208,7 @@ int cmd_inject(int argc, char **argv) {
                         rv = strtoll(optarg, &end, 10);
                         if (errno || end == optarg || *end || rv < -4095 || rv > 4095)
                                 return usage_error("--retval: '%s' is not a number from -4095 to 4095", optarg);
-                        json_object_object_add(req, "retval", json_object_new_int64(rv));
+                        k = json_add_i64(req, "retval", rv);
                         have_value = true;
                         break;
                 }
@@ -209,7 +216,7 @@ int cmd_inject(int argc, char **argv) {
                         r = parse_duration_arg("--for", optarg, &v);
                         if (r != 0)
                                 return r;
-                        json_object_object_add(req, "duration_usec", json_object_new_uint64(v));
+                        k = json_add_u64(req, "duration_usec", v);
                         break;
                 case ARG_PROBABILITY: {
                         double p;
@@ -217,7 +224,7 @@ int cmd_inject(int argc, char **argv) {
                         if (parse_percent(optarg, &p) < 0)
                                 return usage_error("--probability: '%s' is not a percentage above 0 and at most 100",
                                                    optarg);
-                        json_object_object_add(req, "probability", json_object_new_double(p));
+                        k = json_add_double(req, "probability", p);
                         break;
                 }
                 case ARG_AFTER:
@@ -230,7 +237,7 @@ int cmd_inject(int argc, char **argv) {
                         r = parse_count_arg(opt, optarg, c == ARG_AFTER ? 0 : 1, &v);
                         if (r != 0)
                                 return r;
-                        json_object_object_add(req, key, json_object_new_uint64(v));
+                        k = json_add_u64(req, key, v);
                         break;
                 }
                 case ARG_CALLER:
@@ -238,12 +245,12 @@ int cmd_inject(int argc, char **argv) {
                                 return usage_error("--caller: '%s' is not a kernel function name", optarg);
                         if (++n_callers > FAIL_SPEC_CALLERS_MAX)
                                 return usage_error("--caller: at most %d callers", FAIL_SPEC_CALLERS_MAX);
-                        json_object_array_add(callers, json_object_new_string(optarg));
+                        k = json_append_string(callers, optarg);
                         break;
                 case ARG_COMM:
                         if (!*optarg || strlen(optarg) > COMM_MAX)
                                 return usage_error("--comm: '%s' must be 1 to %d characters", optarg, COMM_MAX);
-                        json_object_object_add(req, "comm", json_object_new_string(optarg));
+                        k = json_add_string(req, "comm", optarg);
                         break;
                 case ARG_PID: {
                         uint64_t pid;
@@ -255,8 +262,8 @@ int cmd_inject(int argc, char **argv) {
                                 return r;
                         if (pid > INT32_MAX)
                                 return usage_error("--pid: '%s' is not a process id", optarg);
-                        scope = "process";
-                        json_object_object_add(req, "pid", json_object_new_int64((int64_t) pid));
+                        scope = scope_kind_to_string(SCOPE_KIND_PROCESS);
+                        k = json_add_i64(req, "pid", (int64_t) pid);
                         break;
                 }
                 case ARG_CGROUP:
@@ -264,19 +271,19 @@ int cmd_inject(int argc, char **argv) {
                                 return usage_error("give one of --pid, --cgroup and --global");
                         if (!*optarg)
                                 return usage_error("--cgroup needs a directory");
-                        scope = "cgroup";
-                        json_object_object_add(req, "cgroup", json_object_new_string(optarg));
+                        scope = scope_kind_to_string(SCOPE_KIND_CGROUP);
+                        k = json_add_string(req, "cgroup", optarg);
                         break;
                 case ARG_GLOBAL:
                         if (scope)
                                 return usage_error("give one of --pid, --cgroup and --global");
-                        scope = "global";
+                        scope = scope_kind_to_string(SCOPE_KIND_GLOBAL);
                         break;
                 case ARG_BACKEND:
                         if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "kprobe") != 0 &&
                             strcmp(optarg, "fmod_ret") != 0)
                                 return usage_error("--backend: unknown backend '%s' (auto, kprobe, fmod_ret)", optarg);
-                        json_object_object_add(req, "backend", json_object_new_string(optarg));
+                        k = json_add_string(req, "backend", optarg);
                         break;
                 case ARG_DETACH:
                         detach = true;
@@ -286,6 +293,9 @@ int cmd_inject(int argc, char **argv) {
                         if (r >= 0)
                                 return r;
                 }
+                if (k < 0)
+                        return report_error(NULL, k, "Cannot build the request");
+        }
 
         if (optind >= argc)
                 return usage_error("inject needs a FUNCTION");
@@ -297,13 +307,14 @@ int cmd_inject(int argc, char **argv) {
         if (!have_value)
                 return usage_error("inject needs --error NAME|NUM or --retval N");
 
-        json_object_object_add(req, "function", json_object_new_string(function));
-        if (scope)
-                json_object_object_add(req, "scope", json_object_new_string(scope));
-        if (n_callers > 0)
-                json_object_object_add(req, "callers", TAKE_PTR(callers));
-        if (detach)
-                json_object_object_add(req, "detach", json_object_new_boolean(true));
+        k = json_add_pairs(req,
+                           JSON_PAIR_STRING("function", function),
+                           JSON_PAIR_IF(scope, JSON_PAIR_STRING("scope", scope)),
+                           JSON_PAIR_IF(n_callers > 0, JSON_PAIR_REF("callers", callers)),
+                           JSON_PAIR_IF(detach, JSON_PAIR_BOOL("detach", true)),
+                           JSON_BUILD_END);
+        if (k < 0)
+                return report_error(NULL, k, "Cannot build the request");
 
         r = connect_daemon(&t);
         if (r < 0)
@@ -313,11 +324,15 @@ int cmd_inject(int argc, char **argv) {
                 return report_inject_error(t, r, function);
 
         if (arg_json) {
-                _cleanup_json_ json_object *o = json_object_new_object();
+                _cleanup_json_ json_object *o = NULL;
 
-                json_object_object_add(o, "id", json_object_new_string(id));
-                json_object_object_add(o, "expires_usec", json_object_new_uint64(expires));
-                json_object_object_add(o, "injection", json_object_get(injection));
+                r = json_build_object(&o,
+                                      JSON_PAIR_STRING("id", id),
+                                      JSON_PAIR_U64("expires_usec", expires),
+                                      JSON_PAIR_REF("injection", injection),
+                                      JSON_BUILD_END);
+                if (r < 0)
+                        return report_error(NULL, r, "Cannot print the injection");
                 print_json(o, !detach);
         } else if (detach) {
                 printf("%s\n", id);

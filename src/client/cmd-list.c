@@ -111,28 +111,28 @@ void print_injection_details(json_object *doc) {
         fflush(stdout);
 }
 
-enum {
-        ARG_ALL = ARG_COMMAND_BASE,
-};
+/* For the commands that take injection ids: the arguments from optind on
+ * must be ids; if they are, connects. Returns -1 to go on with *ret, else
+ * the exit code (EXIT_USAGE naming the first that is not an id). */
+static int connect_for_ids(int argc, char **argv, Transport **ret) {
+        int r;
+
+        for (int i = optind; i < argc; i++)
+                if (!injection_id_is_valid(argv[i]))
+                        return usage_error("'%s' is not an injection ID (16 hex digits)", argv[i]);
+        r = connect_daemon(ret);
+        return r < 0 ? -r : -1;
+}
 
 int cmd_list(int argc, char **argv) {
-        static const struct option options[] = {
-                { "all", no_argument, NULL, ARG_ALL },
-                GLOBAL_OPTIONS
-        };
         _cleanup_(transport_freep) Transport *t = NULL;
         _cleanup_json_ json_object *list = NULL;
-        bool all = false;
-        int c, r;
+        bool all;
+        int r;
 
-        while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0)
-                if (c == ARG_ALL)
-                        all = true;
-                else {
-                        r = handle_global_option(c, optarg, argv);
-                        if (r >= 0)
-                                return r;
-                }
+        r = parse_plain_options(argc, argv, &all);
+        if (r >= 0)
+                return r;
         if (optind < argc)
                 return usage_error("list takes no arguments");
 
@@ -158,27 +158,21 @@ int cmd_list(int argc, char **argv) {
 }
 
 int cmd_show(int argc, char **argv) {
-        static const struct option options[] = { GLOBAL_OPTIONS };
         _cleanup_(transport_freep) Transport *t = NULL;
         _cleanup_json_ json_object *list = NULL;
         json_object *doc;
         const char *id;
-        int c, r;
+        int r;
 
-        while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
-                r = handle_global_option(c, optarg, argv);
-                if (r >= 0)
-                        return r;
-        }
+        r = parse_plain_options(argc, argv, NULL);
+        if (r >= 0)
+                return r;
         if (argc - optind != 1)
                 return usage_error("show takes one injection ID");
+        r = connect_for_ids(argc, argv, &t);
+        if (r >= 0)
+                return r;
         id = argv[optind];
-        if (!injection_id_is_valid(id))
-                return usage_error("'%s' is not an injection ID (16 hex digits)", id);
-
-        r = connect_daemon(&t);
-        if (r < 0)
-                return -r;
         r = transport_list_injections(t, false, &list);
         if (r < 0)
                 return report_error(t, r, "Cannot list the injections");
@@ -202,32 +196,19 @@ int cmd_show(int argc, char **argv) {
 }
 
 int cmd_cancel(int argc, char **argv) {
-        static const struct option options[] = {
-                { "all", no_argument, NULL, ARG_ALL },
-                GLOBAL_OPTIONS
-        };
         _cleanup_(transport_freep) Transport *t = NULL;
         _cleanup_json_ json_object *list = NULL;
-        bool all = false;
-        int c, r, ret = 0;
+        bool all;
+        int ret = 0, r;
 
-        while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0)
-                if (c == ARG_ALL)
-                        all = true;
-                else {
-                        r = handle_global_option(c, optarg, argv);
-                        if (r >= 0)
-                                return r;
-                }
+        r = parse_plain_options(argc, argv, &all);
+        if (r >= 0)
+                return r;
         if (all == (optind < argc))
                 return usage_error("cancel takes injection IDs or --all");
-        for (int i = optind; i < argc; i++)
-                if (!injection_id_is_valid(argv[i]))
-                        return usage_error("'%s' is not an injection ID (16 hex digits)", argv[i]);
-
-        r = connect_daemon(&t);
-        if (r < 0)
-                return -r;
+        r = connect_for_ids(argc, argv, &t);
+        if (r >= 0)
+                return r;
 
         if (all) {
                 r = transport_list_injections(t, false, &list);
@@ -326,24 +307,16 @@ static void on_watch_stop(int sig) {
 }
 
 int cmd_watch(int argc, char **argv) {
-        static const struct option options[] = { GLOBAL_OPTIONS };
         _cleanup_(transport_freep) Transport *t = NULL;
         _cleanup_free_ bool *gone = NULL;
         WatchState state;
-        int c, r;
+        int r;
 
-        while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
-                r = handle_global_option(c, optarg, argv);
-                if (r >= 0)
-                        return r;
-        }
-        for (int i = optind; i < argc; i++)
-                if (!injection_id_is_valid(argv[i]))
-                        return usage_error("'%s' is not an injection ID (16 hex digits)", argv[i]);
-
-        r = connect_daemon(&t);
+        r = parse_plain_options(argc, argv, NULL);
         if (r < 0)
-                return -r;
+                r = connect_for_ids(argc, argv, &t);
+        if (r >= 0)
+                return r;
         gone = calloc(argc - optind + 1, sizeof(bool));
         if (!gone)
                 return report_error(NULL, -ENOMEM, "Out of memory");

@@ -17,6 +17,7 @@
 #include "duration.h"
 #include "errno-name.h"
 #include "injectctl.h"
+#include "json-build.h"
 #include "json-util.h"
 #include "event-watcher.h"
 #include "held-child.h"
@@ -225,11 +226,12 @@ int cmd_run(int argc, char **argv) {
         /* The summary. */
         {
                 _cleanup_json_ json_object *sum = json_object_new_array();
+                int k = sum ? 0 : -ENOMEM;
 
                 if (!arg_json)
                         fprintf(stderr, "%-32s %10s %10s\n", "FUNCTION", "MATCHED", "INJECTED");
                 for (size_t i = 0; i < n_specs; i++) {
-                        json_object *doc = armed[i].last, *o;
+                        json_object *doc = armed[i].last, *o = NULL;
                         uint64_t matched = doc_u64(doc, "calls_matched"), injected = doc_u64(doc, "faults_injected");
 
                         if (!arg_json) {
@@ -237,22 +239,31 @@ int cmd_run(int argc, char **argv) {
                                         matched, injected);
                                 continue;
                         }
-                        o = json_object_new_object();
-                        json_object_object_add(o, "spec", json_object_new_string(armed[i].spec->function));
-                        json_object_object_add(o, "id", json_object_new_string(armed[i].id));
-                        json_object_object_add(o, "function", json_object_new_string(armed[i].spec->function));
-                        json_object_object_add(o, "calls_seen", json_object_new_uint64(doc_u64(doc, "calls_seen")));
-                        json_object_object_add(o, "calls_matched", json_object_new_uint64(matched));
-                        json_object_object_add(o, "faults_injected", json_object_new_uint64(injected));
-                        json_object_array_add(sum, o);
+                        if (k >= 0)
+                                k = json_build_object(&o,
+                                                      JSON_PAIR_STRING("spec", armed[i].spec->function),
+                                                      JSON_PAIR_STRING("id", armed[i].id),
+                                                      JSON_PAIR_STRING("function", armed[i].spec->function),
+                                                      JSON_PAIR_U64("calls_seen", doc_u64(doc, "calls_seen")),
+                                                      JSON_PAIR_U64("calls_matched", matched),
+                                                      JSON_PAIR_U64("faults_injected", injected),
+                                                      JSON_BUILD_END);
+                        if (k >= 0)
+                                k = json_append(sum, o);
                 }
                 if (arg_json) {
-                        _cleanup_json_ json_object *o = json_object_new_object();
+                        _cleanup_json_ json_object *o = NULL;
 
-                        json_object_object_add(o, "exit_status", json_object_new_int(ret));
-                        json_object_object_add(o, "injections", json_object_get(sum));
+                        if (k >= 0)
+                                k = json_build_object(&o,
+                                                      JSON_PAIR_I64("exit_status", ret),
+                                                      JSON_PAIR_REF("injections", sum),
+                                                      JSON_BUILD_END);
                         /* stderr, like the text summary: stdout is CMD's. */
-                        fprintf(stderr, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+                        if (k >= 0)
+                                fprintf(stderr, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+                        else
+                                (void) report_error(NULL, k, "Cannot print the summary");
                 }
         }
         goto cancel;

@@ -18,6 +18,7 @@
 #include "event-watcher.h"
 #include "held-child.h"
 #include "injectctl.h"
+#include "json-build.h"
 #include "json-util.h"
 #include "kmsg.h"
 #include "spec-request.h"
@@ -106,11 +107,15 @@ static bool run_has_problem(const Run *r) {
 }
 
 static void on_kernel_trouble(const char *kind, const char *message, size_t len, void *userdata) {
-        json_object *a = userdata, *o = json_object_new_object();
+        json_object *a = userdata, *o = NULL;
 
-        json_object_object_add(o, "kind", json_object_new_string(kind));
-        json_object_object_add(o, "message", json_object_new_string_len(message, (int) len));
-        json_object_array_add(a, o);
+        /* Out of memory, the report misses this message: say so. */
+        if (json_build_object(&o,
+                              JSON_PAIR_STRING("kind", kind),
+                              JSON_PAIR_STRING_LEN("message", message, len),
+                              JSON_BUILD_END) < 0 ||
+            json_append(a, o) < 0)
+                (void) report_error(NULL, -ENOMEM, "Cannot record a kernel log message");
 }
 
 static const char *signal_name(int sig, char *buf, size_t n) {
@@ -123,22 +128,31 @@ static const char *signal_name(int sig, char *buf, size_t n) {
         return buf;
 }
 
+/* A new object, or NULL when out of memory. */
 static json_object *run_json(const Run *r) {
-        json_object *o = json_object_new_object();
+        json_object *o = NULL;
         char sig[32];
 
-        json_object_object_add(o, "n", json_object_new_uint64(r->n));
-        json_object_object_add(o, "fired", json_object_new_boolean(r->fired));
-        json_object_object_add(o, "calls_matched", json_object_new_uint64(r->calls_matched));
-        json_object_object_add(o, "faults_injected", json_object_new_uint64(r->faults_injected));
-        json_object_object_add(o, "exit_status", r->exit_status >= 0 ? json_object_new_int(r->exit_status) : NULL);
-        json_object_object_add(o, "signal", r->signal ? json_object_new_string(signal_name(r->signal, sig, sizeof(sig))) : NULL);
-        json_object_object_add(o, "hung", json_object_new_boolean(r->hung));
-        json_object_object_add(o, "duration_usec", json_object_new_uint64(r->duration_usec));
-        json_object_object_add(o, "stack", json_object_get(r->stack));
-        json_object_object_add(o, "kernel_log", json_object_get(r->kernel));
-        json_object_object_add(o, "problem", json_object_new_boolean(run_has_problem(r)));
-        json_object_object_add(o, "output", json_object_get(r->output));
+        /* A run that parts of could not be recorded (out of memory) is
+         * not reported as if they were empty. */
+        if (!r->stack || !r->kernel || !r->output)
+                return NULL;
+        if (json_build_object(&o,
+                              JSON_PAIR_U64("n", r->n),
+                              JSON_PAIR_BOOL("fired", r->fired),
+                              JSON_PAIR_U64("calls_matched", r->calls_matched),
+                              JSON_PAIR_U64("faults_injected", r->faults_injected),
+                              JSON_PAIR_IF(r->exit_status >= 0, JSON_PAIR_I64("exit_status", r->exit_status)),
+                              JSON_PAIR_IF(r->exit_status < 0, JSON_PAIR_NULL("exit_status")),
+                              JSON_PAIR_STRING("signal", r->signal ? signal_name(r->signal, sig, sizeof(sig)) : NULL),
+                              JSON_PAIR_BOOL("hung", r->hung),
+                              JSON_PAIR_U64("duration_usec", r->duration_usec),
+                              JSON_PAIR_REF("stack", r->stack),
+                              JSON_PAIR_REF("kernel_log", r->kernel),
+                              JSON_PAIR_BOOL("problem", run_has_problem(r)),
+                              JSON_PAIR_REF("output", r->output),
+                              JSON_BUILD_END) < 0)
+                return NULL;
         return o;
 }
 
@@ -469,9 +483,15 @@ int cmd_sweep(int argc, char **argv) {
                 }
                 if (!arg_json)
                         print_row(&run);
-                json_object_array_add(runs, run_json(&run));
-                if (run_has_problem(&run))
-                        json_object_array_add(problems, json_object_new_uint64(n));
+                r = json_append(runs, run_json(&run));
+                if (r >= 0 && run_has_problem(&run))
+                        r = json_append(problems, json_object_new_uint64(n));
+                if (r < 0) {
+                        run_clear(&run);
+                        ret = report_error(NULL, r, "Cannot record the run");
+                        stopped = "error";
+                        break;
+                }
                 if (run.fired)
                         n_fired++;
                 /* Call n+1 was not reached: no later call will be either. */
@@ -485,25 +505,21 @@ int cmd_sweep(int argc, char **argv) {
         (void) sigaction(SIGINT, &old_int, NULL);
         (void) sigaction(SIGTERM, &old_term, NULL);
 
-        report = json_object_new_object();
-        if (!report)
-                return report_error(NULL, -ENOMEM, "Out of memory");
-        {
-                json_object *cmd = json_object_new_array();
-
-                for (int i = optind; i < argc; i++)
-                        json_object_array_add(cmd, json_object_new_string(argv[i]));
-                json_object_object_add(report, "command", cmd);
-        }
-        json_object_object_add(report, "spec", json_object_new_string(spec_text));
-        json_object_object_add(report, "function", json_object_new_string(spec->function));
-        json_object_object_add(report, "max", json_object_new_uint64(max));
-        json_object_object_add(report, "timeout_usec", json_object_new_uint64(timeout));
-        json_object_object_add(report, "kernel_log_checked", json_object_new_boolean(kmsg_fd >= 0));
-        json_object_object_add(report, "stacks", json_object_new_boolean(w != NULL));
-        json_object_object_add(report, "stopped", json_object_new_string(stopped));
-        json_object_object_add(report, "runs", json_object_get(runs));
-        json_object_object_add(report, "problems", json_object_get(problems));
+        r = json_build_object(&report,
+                              JSON_PAIR_OBJECT("command", json_new_strv((const char *const *) argv + optind,
+                                                                        (size_t) (argc - optind))),
+                              JSON_PAIR_STRING("spec", spec_text),
+                              JSON_PAIR_STRING("function", spec->function),
+                              JSON_PAIR_U64("max", max),
+                              JSON_PAIR_U64("timeout_usec", timeout),
+                              JSON_PAIR_BOOL("kernel_log_checked", kmsg_fd >= 0),
+                              JSON_PAIR_BOOL("stacks", w != NULL),
+                              JSON_PAIR_STRING("stopped", stopped),
+                              JSON_PAIR_REF("runs", runs),
+                              JSON_PAIR_REF("problems", problems),
+                              JSON_BUILD_END);
+        if (r < 0)
+                return report_error(NULL, r, "Cannot build the report");
 
         if (report_path && json_object_to_file_ext(report_path, report,
                                                    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE) < 0) {

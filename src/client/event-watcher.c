@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "event-watcher.h"
+#include "json-build.h"
 #include "json-util.h"
 #include "transport.h"
 #include "varlink.h"
@@ -28,6 +29,7 @@ static int on_reply(VarlinkClient *c, json_object *params, const char *error, bo
         EventWatcher *w = userdata;
         json_object *event, *doc;
         const char *type, *id;
+        int r = 0;
 
         if (error || json_get_object(params, "event", &event) < 0 || json_get_string(event, "type", &type) < 0)
                 return 1;
@@ -40,11 +42,13 @@ static int on_reply(VarlinkClient *c, json_object *params, const char *error, bo
 
         pthread_mutex_lock(&w->lock);
         if (strcmp(type, "removed") == 0 && json_get_object(event, "injection", &doc) >= 0)
-                json_object_object_add(w->removed, id, json_object_get(doc));
+                r = json_add_ref(w->removed, id, doc);
         else if (strcmp(type, "fault") == 0 && !json_object_object_get(w->faults, id))
-                json_object_object_add(w->faults, id, json_object_get(event));
+                r = json_add_ref(w->faults, id, event);
         pthread_mutex_unlock(&w->lock);
-        return 0;
+        /* Out of memory: stop following, as when the daemon goes away,
+         * rather than go on recording some events and not others. */
+        return r < 0;
 }
 
 static void *watch_thread(void *userdata) {

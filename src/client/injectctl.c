@@ -158,6 +158,29 @@ int handle_global_option(int c, const char *optarg, char *const *argv) {
         }
 }
 
+int parse_plain_options(int argc, char **argv, bool *ret_all) {
+        static const struct option plain[] = { GLOBAL_OPTIONS };
+        static const struct option with_all[] = {
+                { "all", no_argument, NULL, ARG_ALL },
+                GLOBAL_OPTIONS
+        };
+        bool all = false;
+        int c, r;
+
+        while ((c = getopt_long(argc, argv, ":h", ret_all ? with_all : plain, NULL)) >= 0) {
+                if (c == ARG_ALL) {
+                        all = true;
+                        continue;
+                }
+                r = handle_global_option(c, optarg, argv);
+                if (r >= 0)
+                        return r;
+        }
+        if (ret_all)
+                *ret_all = all;
+        return -1;
+}
+
 int report_error(Transport *t, int r, const char *what) {
         if (r == -EREMOTEIO && t && transport_error_name(t)) {
                 fprintf(stderr, "injectctl: %s: %s\n", transport_error_name(t), transport_error_message(t));

@@ -33,6 +33,7 @@ enum {
         ARG_NO_ASK_PASSWORD,
         ARG_VARLINK,
         ARG_VERSION,
+        ARG_ALL,                        /* --all, for parse_plain_options() */
         ARG_COMMAND_BASE = 0x200,       /* commands number their own from here */
 };
 
@@ -49,6 +50,11 @@ enum {
  * c is not one of them; otherwise an exit code to return at once (>= 0:
  * --help, --version, EXIT_USAGE), or -2 to go on. */
 int handle_global_option(int c, const char *optarg, char *const *argv);
+
+/* For commands without options of their own, beyond --all if ret_all is
+ * non-NULL (which it then sets): parses the global ones and leaves optind
+ * at the first argument. Returns -1 to go on, else the exit code. */
+int parse_plain_options(int argc, char **argv, bool *ret_all);
 
 /* Prints "injectctl: <what>" and "Try 'injectctl --help'." to stderr;
  * returns EXIT_USAGE. */

@@ -5,54 +5,56 @@
 
 #include "cleanup.h"
 #include "errno-name.h"
+#include "json-build.h"
 #include "json-util.h"
+#include "scope-kind.h"
 #include "spec-request.h"
 
-static void add_default_value(Transport *t, const FailSpec *spec, json_object *req) {
+/* The value a function of this type can return when failing: ENOMEM,
+ * or 1 for TRUE and 0 for NULL functions. */
+static int add_default_value(Transport *t, const FailSpec *spec, json_object *req) {
         _cleanup_json_ json_object *list = NULL;
         const char *type = "";
 
         if (transport_list_functions(t, spec->function, &list) >= 0 && json_object_array_length(list) == 1)
                 (void) json_get_string(json_object_array_get_idx(list, 0), "type", &type);
         if (strcmp(type, "TRUE") == 0)
-                json_object_object_add(req, "retval", json_object_new_int(1));
-        else if (strcmp(type, "NULL") == 0)
-                json_object_object_add(req, "retval", json_object_new_int(0));
-        else
-                json_object_object_add(req, "error", json_object_new_string("ENOMEM"));
+                return json_add_i64(req, "retval", 1);
+        if (strcmp(type, "NULL") == 0)
+                return json_add_i64(req, "retval", 0);
+        return json_add_string(req, "error", "ENOMEM");
+}
+
+/* An errno by name where it has one, else by number. */
+static json_object *errno_json(int error) {
+        const char *name = errno_to_name(error);
+
+        return name ? json_object_new_string(name) : json_object_new_int(error);
 }
 
 json_object *fail_spec_request(Transport *t, const FailSpec *spec, pid_t pid, uint64_t duration) {
-        json_object *req = json_object_new_object();
+        _cleanup_json_ json_object *req = NULL;
 
-        if (!req)
+        if (json_build_object(&req,
+                              JSON_PAIR_STRING("function", spec->function),
+                              JSON_PAIR_IF(spec->error, JSON_PAIR_OBJECT("error", spec->error ? errno_json(spec->error) : NULL)),
+                              JSON_BUILD_END) < 0)
                 return NULL;
-        json_object_object_add(req, "function", json_object_new_string(spec->function));
-        if (spec->error) {
-                const char *name = errno_to_name(spec->error);
-
-                json_object_object_add(req, "error",
-                                       name ? json_object_new_string(name) : json_object_new_int(spec->error));
-        } else
-                add_default_value(t, spec, req);
-        json_object_object_add(req, "scope", json_object_new_string("process"));
-        json_object_object_add(req, "pid", json_object_new_int64(pid));
-        if (duration > 0)
-                json_object_object_add(req, "duration_usec", json_object_new_uint64(duration));
-        if (spec->has_after)
-                json_object_object_add(req, "after", json_object_new_uint64(spec->after));
-        if (spec->every)
-                json_object_object_add(req, "every", json_object_new_uint64(spec->every));
-        if (spec->times)
-                json_object_object_add(req, "times", json_object_new_uint64(spec->times));
-        if (spec->probability > 0)
-                json_object_object_add(req, "probability", json_object_new_double(spec->probability));
-        if (spec->n_callers > 0) {
-                json_object *a = json_object_new_array();
-
-                for (size_t i = 0; i < spec->n_callers; i++)
-                        json_object_array_add(a, json_object_new_string(spec->callers[i]));
-                json_object_object_add(req, "callers", a);
-        }
-        return req;
+        if (!spec->error && add_default_value(t, spec, req) < 0)
+                return NULL;
+        if (json_add_pairs(req,
+                           JSON_PAIR_STRING("scope", scope_kind_to_string(SCOPE_KIND_PROCESS)),
+                           JSON_PAIR_I64("pid", pid),
+                           JSON_PAIR_IF(duration > 0, JSON_PAIR_U64("duration_usec", duration)),
+                           JSON_PAIR_IF(spec->has_after, JSON_PAIR_U64("after", spec->after)),
+                           JSON_PAIR_IF(spec->every, JSON_PAIR_U64("every", spec->every)),
+                           JSON_PAIR_IF(spec->times, JSON_PAIR_U64("times", spec->times)),
+                           JSON_PAIR_IF(spec->probability > 0, JSON_PAIR_DOUBLE("probability", spec->probability)),
+                           JSON_PAIR_IF(spec->n_callers > 0,
+                                        JSON_PAIR_OBJECT("callers", spec->n_callers > 0 ?
+                                                         json_new_strv((const char *const *) spec->callers,
+                                                                       spec->n_callers) : NULL)),
+                           JSON_BUILD_END) < 0)
+                return NULL;
+        return TAKE_PTR(req);
 }

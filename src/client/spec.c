@@ -3,13 +3,13 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "errno-name.h"
 #include "spec.h"
+#include "string-util.h"
 
 FailSpec *fail_spec_free(FailSpec *s) {
         if (!s)
@@ -72,21 +72,10 @@ static int parse_count(const char *s, uint64_t *ret) {
         return 0;
 }
 
-static int spec_error(char **reterr_message, const char *spec, const char *fmt, ...) _printf_(3, 4);
-static int spec_error(char **reterr_message, const char *spec, const char *fmt, ...) {
-        _cleanup_free_ char *what = NULL;
-        va_list ap;
-        int r;
-
-        va_start(ap, fmt);
-        r = vasprintf(&what, fmt, ap);
-        va_end(ap);
-        if (r < 0)
-                return -ENOMEM;
-        if (asprintf(reterr_message, "invalid --fail '%s': %s", spec, what) < 0)
-                return -ENOMEM;
-        return -EINVAL;
-}
+/* Writes "invalid --fail 'SPEC': <fmt...>" to *reterr_message; returns
+ * -EINVAL, or -ENOMEM. fmt must be a literal. */
+#define spec_error(reterr_message, spec, fmt, ...)                                                      \
+        (strprintf((reterr_message), "invalid --fail '%s': " fmt, (spec), ##__VA_ARGS__) < 0 ? -ENOMEM : -EINVAL)
 
 int fail_spec_parse(const char *s, FailSpec **ret, char **reterr_message) {
         _cleanup_(fail_spec_freep) FailSpec *spec = NULL;

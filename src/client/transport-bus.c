@@ -4,34 +4,21 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include <systemd/sd-bus.h>
-
-#include "time-util.h"
 #include "duration.h"
+#include "json-build.h"
 #include "json-util.h"
+#include "string-util.h"
+#include "transport-bus.h"
 #include "transport.h"
-
-#define BUS_NAME "org.injectd.Injector1"
-#define BUS_PATH "/org/injectd/Injector1"
-#define BUS_MANAGER "org.injectd.Injector1.Manager"
-#define BUS_INJECTION "org.injectd.Injector1.Injection"
-#define BUS_INJECTION_PREFIX "/org/injectd/Injector1/injection/_"
 
 #define BUS_CALL_TIMEOUT_USEC (60 * USEC_PER_SEC)
 #define BUS_CALL_TIMEOUT_INTERACTIVE_USEC (6 * USEC_PER_MINUTE)
-#define BUS_WATCH_POLL_USEC (500 * USEC_PER_MSEC)
 
-
-static sd_bus *bus(Transport *t) {
-        return t->data;
-}
-
-static int bus_failed(Transport *t, const sd_bus_error *e, int r) {
+int bus_failed(Transport *t, const sd_bus_error *e, int r) {
         if (sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER))
                 return transport_set_unreachable(
                                 t, "injectd is not running on the system bus (%s). Start it with "
@@ -58,18 +45,46 @@ static int bus_call(Transport *t, sd_bus_message *m, sd_bus_message **ret) {
         return r;
 }
 
-static int bus_new_call(Transport *t, const char *path, const char *iface, const char *method, sd_bus_message **ret) {
-        return sd_bus_message_new_method_call(bus(t), ret, BUS_NAME, path, iface, method);
+/* A new call of method on the manager object. */
+static int bus_new_call(Transport *t, const char *method, sd_bus_message **ret) {
+        return sd_bus_message_new_method_call(bus(t), ret, BUS_NAME, BUS_PATH, BUS_MANAGER, method);
 }
 
-/* For the methods that return one JSON document as a string. */
-static int bus_call_json(Transport *t, sd_bus_message *m, json_type type, json_object **ret) {
+static int bus_call_methodv(Transport *t, const char *method, sd_bus_message **ret_reply, const char *types,
+                            va_list ap) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        r = bus_new_call(t, method, &m);
+        if (r >= 0 && types)
+                r = sd_bus_message_appendv(m, types, ap);
+        if (r < 0)
+                return r;
+        return bus_call(t, m, ret_reply);
+}
+
+int bus_call_method(Transport *t, const char *method, sd_bus_message **ret_reply, const char *types, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, types);
+        r = bus_call_methodv(t, method, ret_reply, types, ap);
+        va_end(ap);
+        return r;
+}
+
+/* For the methods that return one JSON document, of this type, as a
+ * string. */
+static int bus_call_json(Transport *t, json_type type, json_object **ret, const char *method, const char *types, ...) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_json_ json_object *v = NULL;
         const char *s;
+        va_list ap;
         int r;
 
-        r = bus_call(t, m, &reply);
+        va_start(ap, types);
+        r = bus_call_methodv(t, method, &reply, types, ap);
+        va_end(ap);
         if (r < 0)
                 return r;
         r = sd_bus_message_read(reply, "s", &s);
@@ -85,39 +100,15 @@ static int bus_call_json(Transport *t, sd_bus_message *m, json_type type, json_o
 }
 
 static int bus_get_capabilities(Transport *t, json_object **ret) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        int r;
-
-        r = bus_new_call(t, BUS_PATH, BUS_MANAGER, "GetCapabilities", &m);
-        if (r < 0)
-                return r;
-        return bus_call_json(t, m, json_type_object, ret);
+        return bus_call_json(t, json_type_object, ret, "GetCapabilities", NULL);
 }
 
 static int bus_list_functions(Transport *t, const char *pattern, json_object **ret) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        int r;
-
-        r = bus_new_call(t, BUS_PATH, BUS_MANAGER, "ListFunctions", &m);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "s", pattern ?: "");
-        if (r < 0)
-                return r;
-        return bus_call_json(t, m, json_type_array, ret);
+        return bus_call_json(t, json_type_array, ret, "ListFunctions", "s", pattern ?: "");
 }
 
-static int bus_list_injections(Transport *t, bool all, json_object **ret) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        int r;
-
-        r = bus_new_call(t, BUS_PATH, BUS_MANAGER, "ListInjections", &m);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "b", all);
-        if (r < 0)
-                return r;
-        return bus_call_json(t, m, json_type_array, ret);
+int bus_list_injections(Transport *t, bool all, json_object **ret) {
+        return bus_call_json(t, json_type_array, ret, "ListInjections", "b", (int) all);
 }
 
 /* One request key as a{sv} entry: see docs/dbus-api.md, "The request". */
@@ -196,7 +187,7 @@ static int bus_inject(Transport *t, json_object *request, char **ret_id, uint64_
         uint64_t expires;
         int r;
 
-        r = bus_new_call(t, BUS_PATH, BUS_MANAGER, "Inject", &m);
+        r = bus_new_call(t, "Inject", &m);
         if (r < 0)
                 return r;
         r = sd_bus_message_open_container(m, 'a', "{sv}");
@@ -235,16 +226,14 @@ static int bus_inject(Transport *t, json_object *request, char **ret_id, uint64_
                         /* It was armed, and ended before we looked (a
                          * times=1 fault that fired at once): not an error.
                          * What is known of it, marked as ended. */
-                        json_object *f = json_object_object_get(request, "function");
-
-                        e = json_object_new_object();
-                        if (!e)
-                                return -ENOMEM;
-                        json_object_object_add(e, "id", json_object_new_string(id_copy));
-                        json_object_object_add(e, "function", json_object_get(f));
-                        json_object_object_add(e, "state", json_object_new_string("ended"));
-                        json_object_object_add(e, "expires_usec", json_object_new_uint64(expires));
-                        *ret_injection = e;
+                        r = json_build_object(ret_injection,
+                                              JSON_PAIR_STRING("id", id_copy),
+                                              JSON_PAIR_REF("function", json_object_object_get(request, "function")),
+                                              JSON_PAIR_STRING("state", "ended"),
+                                              JSON_PAIR_U64("expires_usec", expires),
+                                              JSON_BUILD_END);
+                        if (r < 0)
+                                return r;
                 }
         }
         if (ret_id)
@@ -255,364 +244,30 @@ static int bus_inject(Transport *t, json_object *request, char **ret_id, uint64_
 }
 
 static int bus_cancel(Transport *t, const char *id) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        int r;
-
-        r = bus_new_call(t, BUS_PATH, BUS_MANAGER, "Cancel", &m);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "s", id);
-        if (r < 0)
-                return r;
-        return bus_call(t, m, NULL);
+        return bus_call_method(t, "Cancel", NULL, "s", id);
 }
 
 static int bus_reload_policy(Transport *t) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        int r;
-
-        r = bus_new_call(t, BUS_PATH, BUS_MANAGER, "ReloadPolicy", &m);
-        if (r < 0)
-                return r;
-        return bus_call(t, m, NULL);
-}
-
-/* ---- watch: ListInjections every 500 ms, plus the signals this
- * connection receives (those of the injections it armed itself). */
-
-typedef struct Known {
-        char *id;
-        uint64_t seen, matched, injected;
-        bool present;
-} Known;
-
-typedef struct BusWatch {
-        Transport *t;
-        char *const *ids;
-        TransportEventFn callback;
-        void *userdata;
-        Known *known;
-        size_t n_known;
-        char *daemon;   /* injectd's unique bus name */
-        json_object *functions; /* id → function */
-        int r;          /* non-zero: stop with this */
-} BusWatch;
-
-static bool watch_wants(BusWatch *w, const char *id) {
-        if (!w->ids || !w->ids[0])
-                return true;
-        for (char *const *i = w->ids; *i; i++)
-                if (strcmp(*i, id) == 0)
-                        return true;
-        return false;
-}
-
-static void watch_emit(BusWatch *w, json_object *event) {
-        if (w->r == 0 && event)
-                w->r = w->callback(event, w->userdata);
-        json_object_put(event);
-}
-
-static json_object *new_event(const char *type, const char *id) {
-        json_object *e = json_object_new_object();
-
-        if (!e)
-                return NULL;
-        json_object_object_add(e, "type", json_object_new_string(type));
-        if (id)
-                json_object_object_add(e, "id", json_object_new_string(id));
-        return e;
-}
-
-static Known *watch_find(BusWatch *w, const char *id) {
-        for (size_t i = 0; i < w->n_known; i++)
-                if (w->known[i].id && strcmp(w->known[i].id, id) == 0)
-                        return &w->known[i];
-        return NULL;
-}
-
-static const char *id_from_path(const char *path) {
-        if (!path || strncmp(path, BUS_INJECTION_PREFIX, strlen(BUS_INJECTION_PREFIX)) != 0)
-                return NULL;
-        return path + strlen(BUS_INJECTION_PREFIX);
-}
-
-static int on_fault(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        BusWatch *w = userdata;
-        const char *id = id_from_path(sd_bus_message_get_path(m)), *comm;
-        uint64_t time_ns;
-        uint32_t pid, tgid;
-        int64_t value;
-        json_object *e;
-
-        if (!id || !watch_wants(w, id))
-                return 0;
-        if (sd_bus_message_read(m, "tuusx", &time_ns, &pid, &tgid, &comm, &value) < 0)
-                return 0;
-        e = new_event("fault", id);
-        if (!e)
-                return 0;
-        json_object_object_add(e, "time_ns", json_object_new_uint64(time_ns));
-        json_object_object_add(e, "pid", json_object_new_int64(pid));
-        json_object_object_add(e, "tgid", json_object_new_int64(tgid));
-        json_object_object_add(e, "comm", json_object_new_string(comm));
-        json_object_object_add(e, "value", json_object_new_int64(value));
-        /* The signal does not name the function; the injection may be
-         * gone by now (times=1), so it was noted when it came. */
-        {
-                json_object *f = json_object_object_get(w->functions, id);
-
-                if (f)
-                        json_object_object_add(e, "function", json_object_get(f));
-        }
-        watch_emit(w, e);
-        return 0;
-}
-
-/* Notes the function of each injection as it comes, for on_fault(). */
-static void note_function(BusWatch *w, const char *id, const char *path) {
-        _cleanup_free_ char *function = NULL;
-
-        if (!w->functions || json_object_object_get(w->functions, id))
-                return;
-        if (sd_bus_get_property_string(bus(w->t), BUS_NAME, path, BUS_INJECTION, "Function", NULL, &function) >= 0)
-                json_object_object_add(w->functions, id, json_object_new_string(function));
-}
-
-static int on_added(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        BusWatch *w = userdata;
-        const char *id, *path;
-
-        if (sd_bus_message_read(m, "so", &id, &path) >= 0 && watch_wants(w, id))
-                note_function(w, id, path);
-        return 0;
-}
-
-static int on_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        BusWatch *w = userdata;
-        const char *id, *path, *reason;
-        json_object *e;
-        Known *k;
-
-        if (sd_bus_message_read(m, "sos", &id, &path, &reason) < 0 || !watch_wants(w, id))
-                return 0;
-        k = watch_find(w, id);
-        if (k) {
-                if (!k->present)
-                        return 0;
-                k->present = false;
-        }
-        e = new_event("removed", id);
-        if (!e)
-                return 0;
-        json_object_object_add(e, "reason", json_object_new_string(reason));
-        watch_emit(w, e);
-        return 0;
-}
-
-static int watch_poll(BusWatch *w, bool first) {
-        _cleanup_json_ json_object *list = NULL;
-        size_t n;
-        int r;
-
-        r = bus_list_injections(w->t, false, &list);
-        if (r < 0)
-                return r;
-        n = json_object_array_length(list);
-
-        /* Signals that came in while we waited for the list are older than
-         * it: dispatch them first, or a removal seen in the list would end
-         * the watch before the fault and the reason they carry. */
-        while (w->r == 0 && (r = sd_bus_process(bus(w->t), NULL)) > 0)
-                ;
-        if (r < 0)
-                return r;
-        if (w->r != 0)
-                return 0;
-
-        for (size_t i = 0; i < w->n_known; i++)
-                if (w->known[i].present && !injection_find(list, w->known[i].id)) {
-                        w->known[i].present = false;
-                        watch_emit(w, new_event("removed", w->known[i].id));
-                }
-
-        for (size_t i = 0; i < n; i++) {
-                json_object *doc = json_object_array_get_idx(list, i), *e;
-                uint64_t seen = 0, matched = 0, injected = 0;
-                const char *id;
-                Known *k;
-
-                if (json_get_string(doc, "id", &id) < 0 || !watch_wants(w, id))
-                        continue;
-                (void) json_get_u64(doc, "calls_seen", 0, UINT64_MAX, &seen);
-                (void) json_get_u64(doc, "calls_matched", 0, UINT64_MAX, &matched);
-                (void) json_get_u64(doc, "faults_injected", 0, UINT64_MAX, &injected);
-
-                k = watch_find(w, id);
-                if (!k) {
-                        Known *nk = realloc(w->known, (w->n_known + 1) * sizeof(Known));
-
-                        if (!nk)
-                                return -ENOMEM;
-                        w->known = nk;
-                        k = &w->known[w->n_known++];
-                        *k = (Known) { .id = strdup(id), .present = true };
-                        if (!k->id)
-                                return -ENOMEM;
-                        if (w->functions && !json_object_object_get(w->functions, id))
-                                json_object_object_add(w->functions, id,
-                                                       json_object_get(json_object_object_get(doc, "function")));
-                        if (!first) {
-                                e = new_event("added", id);
-                                if (e)
-                                        json_object_object_add(e, "injection", json_object_get(doc));
-                                watch_emit(w, e);
-                        }
-                } else if (!k->present)
-                        continue;
-                else if (k->seen == seen && k->matched == matched && k->injected == injected)
-                        continue;
-                else {
-                        e = new_event("counters", id);
-                        if (e)
-                                json_object_object_add(e, "injection", json_object_get(doc));
-                        watch_emit(w, e);
-                }
-                k->seen = seen;
-                k->matched = matched;
-                k->injected = injected;
-        }
-        return 0;
-}
-
-static int bus_watch(Transport *t, char *const *ids, TransportEventFn callback, void *userdata) {
-        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *fault_slot = NULL, *removed_slot = NULL, *added_slot = NULL;
-        BusWatch w = { .t = t, .ids = ids, .callback = callback, .userdata = userdata };
-        uint64_t next;
-        int r;
-
-        /* The signals come unicast, and sd-bus compares their sender, the
-         * daemon's unique name, with the match's as is: match on that. */
-        {
-                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-                sd_bus_error e = SD_BUS_ERROR_NULL;
-                const char *owner;
-
-                r = sd_bus_call_method(bus(t), "org.freedesktop.DBus", "/org/freedesktop/DBus",
-                                       "org.freedesktop.DBus", "GetNameOwner", &e, &reply, "s", BUS_NAME);
-                if (r < 0)
-                        r = bus_failed(t, &e, r);
-                sd_bus_error_free(&e);
-                if (r >= 0)
-                        r = sd_bus_message_read(reply, "s", &owner);
-                if (r >= 0 && !(w.daemon = strdup(owner)))
-                        r = -ENOMEM;
-                if (r < 0)
-                        goto finish;
-        }
-        r = sd_bus_match_signal(bus(t), &fault_slot, w.daemon, NULL, BUS_INJECTION, "Fault", on_fault, &w);
-        if (r < 0)
-                goto finish;
-        r = sd_bus_match_signal(bus(t), &removed_slot, w.daemon, BUS_PATH, BUS_MANAGER, "InjectionRemoved",
-                                on_removed, &w);
-        if (r < 0)
-                goto finish;
-        r = sd_bus_match_signal(bus(t), &added_slot, w.daemon, BUS_PATH, BUS_MANAGER, "InjectionAdded", on_added,
-                                &w);
-        if (r < 0)
-                goto finish;
-        w.functions = json_object_new_object();
-        /* Signals go to an injection's owning connection; subscribing gets
-         * them for every injection we may see, detached ones included. */
-        {
-                _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-
-                r = bus_new_call(t, BUS_PATH, BUS_MANAGER, "Subscribe", &m);
-                if (r >= 0)
-                        r = bus_call(t, m, NULL);
-                if (r < 0)
-                        goto finish;
-        }
-
-        r = watch_poll(&w, true);
-        if (r < 0)
-                goto finish;
-        watch_emit(&w, new_event("watching", NULL));
-        next = now_usec(CLOCK_MONOTONIC) + BUS_WATCH_POLL_USEC;
-
-        while (w.r == 0) {
-                uint64_t n = now_usec(CLOCK_MONOTONIC);
-
-                if (n >= next) {
-                        r = watch_poll(&w, false);
-                        if (r < 0)
-                                goto finish;
-                        next = n + BUS_WATCH_POLL_USEC;
-                        continue;
-                }
-                r = sd_bus_process(bus(t), NULL);
-                if (r < 0) {
-                        r = bus_failed(t, &SD_BUS_ERROR_NULL, r);
-                        goto finish;
-                }
-                if (r > 0)
-                        continue;
-                r = sd_bus_wait(bus(t), next - n);
-                if (r < 0 && r != -EINTR) {
-                        r = bus_failed(t, &SD_BUS_ERROR_NULL, r);
-                        goto finish;
-                }
-        }
-        r = w.r;
-
-finish:
-        for (size_t i = 0; i < w.n_known; i++)
-                free(w.known[i].id);
-        free(w.known);
-        free(w.daemon);
-        json_object_put(w.functions);
-        return r;
+        return bus_call_method(t, "ReloadPolicy", NULL, NULL);
 }
 
 static void bus_done(Transport *t) {
         t->data = sd_bus_flush_close_unref(t->data);
 }
 
-static const TransportOps bus_ops = {
-        .get_capabilities = bus_get_capabilities,
-        .list_functions = bus_list_functions,
-        .inject = bus_inject,
-        .list_injections = bus_list_injections,
-        .cancel = bus_cancel,
-        .watch = bus_watch,
-        .reload_policy = bus_reload_policy,
-        .done = bus_done,
-};
+static const TransportOps bus_ops = TRANSPORT_OPS_INIT(bus);
 
 int transport_open_bus(bool interactive, Transport **ret, char **reterr_message) {
-        _cleanup_(transport_freep) Transport *t = NULL;
         sd_bus *b = NULL;
         int r;
 
-        t = calloc(1, sizeof(*t));
-        if (!t)
-                return -ENOMEM;
-        t->interactive = interactive;
-
         r = sd_bus_open_system(&b);
-        if (errno_is_disconnect(r) || r == -ENOENT) {
-                if (asprintf(reterr_message,
-                             "Cannot connect to the system bus: %s. Is dbus running? injectd also "
-                             "answers on its Varlink socket (--varlink).", strerror(-r)) < 0)
-                        return -ENOMEM;
-                return -EHOSTDOWN;
-        }
+        if (errno_is_disconnect(r) || r == -ENOENT)
+                return strprintf(reterr_message, "Cannot connect to the system bus: %s. Is dbus running? injectd also "
+                                 "answers on its Varlink socket (--varlink).", strerror(-r)) < 0 ? -ENOMEM : -EHOSTDOWN;
         if (r < 0)
                 return r;
-        t->ops = &bus_ops;
-        t->data = b;
         (void) sd_bus_set_allow_interactive_authorization(b, interactive);
 
-        *ret = TAKE_PTR(t);
-        return 0;
+        return transport_new(&bus_ops, b, interactive, ret);
 }

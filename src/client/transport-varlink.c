@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "duration.h"
+#include "json-build.h"
 #include "json-util.h"
+#include "string-util.h"
 #include "transport.h"
 #include "varlink.h"
 
@@ -76,12 +78,12 @@ static int vl_get_capabilities(Transport *t, json_object **ret) {
 }
 
 static int vl_list_functions(Transport *t, const char *pattern, json_object **ret) {
-        _cleanup_json_ json_object *p = json_object_new_object();
+        _cleanup_json_ json_object *p = NULL;
+        int r;
 
-        if (!p)
-                return -ENOMEM;
-        if (pattern && *pattern)
-                json_object_object_add(p, "pattern", json_object_new_string(pattern));
+        r = json_build_object(&p, JSON_PAIR_IF(pattern && *pattern, JSON_PAIR_STRING("pattern", pattern)), JSON_BUILD_END);
+        if (r < 0)
+                return r;
         return vl_call_get(t, IFACE "ListFunctions", p, "functions", json_type_array, ret);
 }
 
@@ -97,10 +99,11 @@ static int vl_inject(Transport *t, json_object *request, char **ret_id, uint64_t
         p = json_object_new_object();
         if (!p)
                 return -ENOMEM;
-        json_object_object_foreach(request, k, v)
-                json_object_object_add(p, k, json_object_get(v));
-        if (t->interactive && !json_object_object_get_ex(p, "interactive", NULL))
-                json_object_object_add(p, "interactive", json_object_new_boolean(true));
+        r = json_add_all(p, request);
+        if (r >= 0 && t->interactive && !json_object_object_get_ex(p, "interactive", NULL))
+                r = json_add_bool(p, "interactive", true);
+        if (r < 0)
+                return r;
 
         r = vl_call(t, IFACE "Inject", p, &reply);
         if (r < 0)
@@ -123,33 +126,35 @@ static int vl_inject(Transport *t, json_object *request, char **ret_id, uint64_t
 }
 
 static int vl_list_injections(Transport *t, bool all, json_object **ret) {
-        _cleanup_json_ json_object *p = json_object_new_object();
+        _cleanup_json_ json_object *p = NULL;
+        int r;
 
-        if (!p)
-                return -ENOMEM;
-        if (all)
-                json_object_object_add(p, "all", json_object_new_boolean(true));
+        r = json_build_object(&p, JSON_PAIR_IF(all, JSON_PAIR_BOOL("all", true)), JSON_BUILD_END);
+        if (r < 0)
+                return r;
         return vl_call_get(t, IFACE "ListInjections", p, "injections", json_type_array, ret);
 }
 
 static int vl_cancel(Transport *t, const char *id) {
-        _cleanup_json_ json_object *p = json_object_new_object();
+        _cleanup_json_ json_object *p = NULL;
+        int r;
 
-        if (!p)
-                return -ENOMEM;
-        json_object_object_add(p, "id", json_object_new_string(id));
-        if (t->interactive)
-                json_object_object_add(p, "interactive", json_object_new_boolean(true));
+        r = json_build_object(&p,
+                              JSON_PAIR_STRING("id", id),
+                              JSON_PAIR_IF(t->interactive, JSON_PAIR_BOOL("interactive", true)),
+                              JSON_BUILD_END);
+        if (r < 0)
+                return r;
         return vl_call(t, IFACE "Cancel", p, NULL);
 }
 
 static int vl_reload_policy(Transport *t) {
-        _cleanup_json_ json_object *p = json_object_new_object();
+        _cleanup_json_ json_object *p = NULL;
+        int r;
 
-        if (!p)
-                return -ENOMEM;
-        if (t->interactive)
-                json_object_object_add(p, "interactive", json_object_new_boolean(true));
+        r = json_build_object(&p, JSON_PAIR_IF(t->interactive, JSON_PAIR_BOOL("interactive", true)), JSON_BUILD_END);
+        if (r < 0)
+                return r;
         return vl_call(t, IFACE "ReloadPolicy", p, NULL);
 }
 
@@ -180,21 +185,17 @@ static int on_watch_reply(VarlinkClient *c, json_object *params, const char *err
 }
 
 static int vl_watch(Transport *t, char *const *ids, TransportEventFn callback, void *userdata) {
-        _cleanup_json_ json_object *p = json_object_new_object();
+        _cleanup_json_ json_object *p = NULL;
         WatchContext w = { .t = t, .callback = callback, .userdata = userdata };
+        bool some = ids && ids[0];
         int r;
 
-        if (!p)
-                return -ENOMEM;
-        if (ids && ids[0]) {
-                json_object *a = json_object_new_array();
-
-                if (!a)
-                        return -ENOMEM;
-                for (char *const *i = ids; *i; i++)
-                        json_object_array_add(a, json_object_new_string(*i));
-                json_object_object_add(p, "ids", a);
-        }
+        r = json_build_object(&p,
+                              JSON_PAIR_IF(some, JSON_PAIR_OBJECT("ids", some ? json_new_strv((const char *const *) ids,
+                                                                                              SIZE_MAX) : NULL)),
+                              JSON_BUILD_END);
+        if (r < 0)
+                return r;
 
         varlink_client_set_timeout(client(t), VARLINK_TIMEOUT_INFINITY);
         r = varlink_client_call_more(client(t), IFACE "Watch", p, on_watch_reply, &w);
@@ -209,45 +210,23 @@ static void vl_done(Transport *t) {
         t->data = varlink_client_free(t->data);
 }
 
-static const TransportOps varlink_ops = {
-        .get_capabilities = vl_get_capabilities,
-        .list_functions = vl_list_functions,
-        .inject = vl_inject,
-        .list_injections = vl_list_injections,
-        .cancel = vl_cancel,
-        .watch = vl_watch,
-        .reload_policy = vl_reload_policy,
-        .done = vl_done,
-};
+static const TransportOps varlink_ops = TRANSPORT_OPS_INIT(vl);
 
 int transport_open_varlink(const char *path, bool interactive, Transport **ret, char **reterr_message) {
-        _cleanup_(transport_freep) Transport *t = NULL;
         VarlinkClient *c = NULL;
         int r;
 
         if (!path)
                 path = INJECTD_VARLINK_ADDRESS;
 
-        t = calloc(1, sizeof(*t));
-        if (!t)
-                return -ENOMEM;
-        t->interactive = interactive;
-
         r = varlink_client_connect(path, &c);
-        if (errno_is_disconnect(r) || r == -ENOENT) {
-                if (asprintf(reterr_message,
-                             "Cannot connect to '%s': %s. Is injectd running? Start it with "
-                             "'systemctl start injectd.socket' (or 'systemctl start injectd').",
-                             path, strerror(-r)) < 0)
-                        return -ENOMEM;
-                return -EHOSTDOWN;
-        }
+        if (errno_is_disconnect(r) || r == -ENOENT)
+                return strprintf(reterr_message, "Cannot connect to '%s': %s. Is injectd running? Start it with "
+                                 "'systemctl start injectd.socket' (or 'systemctl start injectd').",
+                                 path, strerror(-r)) < 0 ? -ENOMEM : -EHOSTDOWN;
         if (r < 0)
                 return r;
-        t->ops = &varlink_ops;
-        t->data = c;
         varlink_client_set_timeout(c, interactive ? VARLINK_CALL_TIMEOUT_INTERACTIVE_USEC : VARLINK_CALL_TIMEOUT_USEC);
 
-        *ret = TAKE_PTR(t);
-        return 0;
+        return transport_new(&varlink_ops, c, interactive, ret);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "json-util.h"
+#include "string-util.h"
 #include "transport.h"
 
 #define DBUS_ERROR_PREFIX "org.injectd.Injector1.Error."
@@ -21,6 +22,21 @@ Transport *transport_free(Transport *t) {
         free(t->error_message);
         free(t);
         return NULL;
+}
+
+int transport_new(const TransportOps *ops, void *data, bool interactive, Transport **ret) {
+        Transport *t;
+
+        t = calloc(1, sizeof(*t));
+        if (!t) {
+                Transport tmp = { .ops = ops, .data = data };
+
+                ops->done(&tmp);
+                return -ENOMEM;
+        }
+        *t = (Transport) { .ops = ops, .data = data, .interactive = interactive };
+        *ret = t;
+        return 0;
 }
 
 static void transport_clear_error(Transport *t) {
@@ -50,13 +66,9 @@ int transport_set_unreachable(Transport *t, const char *fmt, ...) {
 
         transport_clear_error(t);
         va_start(ap, fmt);
-        r = vasprintf(&t->error_message, fmt, ap);
+        r = vstrprintf(&t->error_message, fmt, ap);
         va_end(ap);
-        if (r < 0) {
-                t->error_message = NULL;
-                return -ENOMEM;
-        }
-        return -EHOSTDOWN;
+        return r < 0 ? r : -EHOSTDOWN;
 }
 
 const char *transport_error_name(Transport *t) {

@@ -55,6 +55,21 @@ typedef struct TransportOps {
         void (*done)(Transport *t);
 } TransportOps;
 
+/* The table of an implementation whose functions are named
+ * PREFIX_get_capabilities() ... PREFIX_done(): the operations are listed
+ * once, here, for every implementation. */
+#define TRANSPORT_OPS_INIT(prefix)                                              \
+        {                                                                       \
+                .get_capabilities = prefix##_get_capabilities,                  \
+                .list_functions = prefix##_list_functions,                      \
+                .inject = prefix##_inject,                                      \
+                .list_injections = prefix##_list_injections,                    \
+                .cancel = prefix##_cancel,                                      \
+                .watch = prefix##_watch,                                        \
+                .reload_policy = prefix##_reload_policy,                        \
+                .done = prefix##_done,                                          \
+        }
+
 struct Transport {
         const TransportOps *ops;
         void *data;                     /* the implementation's */
@@ -105,6 +120,11 @@ int transport_reload_policy(Transport *t);
 /* After -EREMOTEIO or -EHOSTDOWN; NULL otherwise. */
 const char *transport_error_name(Transport *t);
 const char *transport_error_message(Transport *t);
+
+/* For the implementations: a new transport on ops and their connection
+ * data, which it takes in every case (on failure, ops->done releases it).
+ * Returns 0, -ENOMEM. */
+int transport_new(const TransportOps *ops, void *data, bool interactive, Transport **ret);
 
 /* For the implementations: records a daemon error, shortening the name. */
 int transport_set_error(Transport *t, const char *name, const char *message);

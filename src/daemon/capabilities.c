@@ -8,55 +8,75 @@
 #include <sys/utsname.h>
 
 #include "errno-name.h"
+#include "json-build.h"
+#include "json-util.h"
 #include "manager.h"
 #include "policy-check.h"
 #include "policy.h"
 #include "probe.h"
 
-static json_object *strv_json(const char *const *v, size_t n) {
-        json_object *a = json_object_new_array();
-
-        for (size_t i = 0; a && i < n; i++)
-                json_object_array_add(a, json_object_new_string(v[i]));
-        return a;
-}
+/* Each *_json() below returns a new object, or NULL when out of memory,
+ * like json-c's constructors, so that they nest in json_build_object(),
+ * which turns a NULL into -ENOMEM. */
 
 /* {available, reason, missing_config[], needs_config[]}; an unavailable
  * feature also keeps the keys of the first version of this document:
  * errno (its name) and needs (the options, one string). */
 static json_object *finding_json(const KernelProbe *p, ProbeFeature f) {
         const ProbeFinding *x = kernel_probe_get(p, f);
-        json_object *o = json_object_new_object();
+        char needs[512] = "";
+        json_object *o = NULL;
 
-        if (!o)
+        for (size_t i = 0, l = 0; x->error < 0 && i < x->n_needs && l < sizeof(needs); i++)
+                l += (size_t) snprintf(needs + l, sizeof(needs) - l, "%s%s", i ? ", " : "", x->needs[i]);
+
+        if (json_build_object(&o,
+                              JSON_PAIR_BOOL("available", x->error == 0),
+                              JSON_PAIR_STRING("reason", x->reason),
+                              JSON_PAIR_OBJECT("missing_config", json_new_strv((const char *const *) x->missing, x->n_missing)),
+                              JSON_PAIR_OBJECT("needs_config", json_new_strv((const char *const *) x->needs, x->n_needs)),
+                              JSON_PAIR_IF(x->error < 0, JSON_PAIR_STRING("errno", errno_to_name(-x->error) ?: "?")),
+                              JSON_PAIR_IF(needs[0], JSON_PAIR_STRING("needs", needs)),
+                              JSON_BUILD_END) < 0)
                 return NULL;
-        json_object_object_add(o, "available", json_object_new_boolean(x->error == 0));
-        json_object_object_add(o, "reason", json_object_new_string(x->reason));
-        json_object_object_add(o, "missing_config", strv_json(x->missing, x->n_missing));
-        json_object_object_add(o, "needs_config", strv_json(x->needs, x->n_needs));
-        if (x->error < 0) {
-                char needs[512] = "";
-                size_t l = 0;
+        return o;
+}
 
-                json_object_object_add(o, "errno", json_object_new_string(errno_to_name(-x->error) ?: "?"));
-                for (size_t i = 0; i < x->n_needs && l < sizeof(needs); i++)
-                        l += (size_t) snprintf(needs + l, sizeof(needs) - l, "%s%s", i ? ", " : "", x->needs[i]);
-                if (needs[0])
-                        json_object_object_add(o, "needs", json_object_new_string(needs));
+/* A backend's finding, with how many functions it can fail. */
+static json_object *backend_json(const KernelProbe *p, ProbeFeature f, unsigned n_functions) {
+        json_object *o = finding_json(p, f);
+
+        if (o && json_add_u64(o, "functions", n_functions) < 0) {
+                json_object_put(o);
+                return NULL;
         }
         return o;
 }
 
 static json_object *config_json(const KernelProbe *p) {
-        json_object *o = json_object_new_object();
+        bool readable = kconfig_readable(p->config);
+        const char *tried = !readable && p->config ? p->config->tried : NULL;
+        json_object *o = NULL;
 
-        if (!o)
+        if (json_build_object(&o,
+                              JSON_PAIR_BOOL("readable", readable),
+                              JSON_PAIR_IF(readable, JSON_PAIR_STRING("source", readable ? p->config->source : NULL)),
+                              JSON_PAIR_IF(tried, JSON_PAIR_STRING("tried", tried)),
+                              JSON_BUILD_END) < 0)
                 return NULL;
-        json_object_object_add(o, "readable", json_object_new_boolean(kconfig_readable(p->config)));
-        if (kconfig_readable(p->config))
-                json_object_object_add(o, "source", json_object_new_string(p->config->source));
-        else if (p->config && p->config->tried)
-                json_object_object_add(o, "tried", json_object_new_string(p->config->tried));
+        return o;
+}
+
+static json_object *lockdown_json(const KernelProbe *p) {
+        json_object *o = NULL;
+
+        if (json_build_object(&o,
+                              JSON_PAIR_STRING("mode", p->lockdown),
+                              JSON_PAIR_STRING("source", p->lockdown_source),
+                              /* Without securityfs, only the least it can be is known. */
+                              JSON_PAIR_BOOL("exact", p->lockdown_exact),
+                              JSON_BUILD_END) < 0)
+                return NULL;
         return o;
 }
 
@@ -65,7 +85,7 @@ static json_object *config_json(const KernelProbe *p) {
 static json_object *functions_json(Manager *m, const Caller *c, unsigned *ret_kprobe, unsigned *ret_fmod_ret) {
         const FunctionTable *t;
         unsigned n_kprobe = 0, n_fmod_ret = 0, n_any = 0, n_allowed = 0, n_listed = 0, n_lsm = 0;
-        json_object *o;
+        json_object *o = NULL;
 
         if (engine_functions(m->engine, &t) < 0)
                 t = NULL;
@@ -86,68 +106,80 @@ static json_object *functions_json(Manager *m, const Caller *c, unsigned *ret_kp
         *ret_kprobe = n_kprobe;
         *ret_fmod_ret = n_fmod_ret;
 
-        o = json_object_new_object();
-        if (!o)
+        if (json_build_object(&o,
+                              JSON_PAIR_U64("injectable", n_any),
+                              JSON_PAIR_U64("kprobe", n_kprobe),
+                              JSON_PAIR_U64("fmod_ret", n_fmod_ret),
+                              JSON_PAIR_U64("listed", n_listed),
+                              JSON_PAIR_U64("lsm_hooks", n_lsm),
+                              JSON_PAIR_U64("allowed", n_allowed),
+                              JSON_BUILD_END) < 0)
                 return NULL;
-        json_object_object_add(o, "injectable", json_object_new_int64(n_any));
-        json_object_object_add(o, "kprobe", json_object_new_int64(n_kprobe));
-        json_object_object_add(o, "fmod_ret", json_object_new_int64(n_fmod_ret));
-        json_object_object_add(o, "listed", json_object_new_int64(n_listed));
-        json_object_object_add(o, "lsm_hooks", json_object_new_int64(n_lsm));
-        json_object_object_add(o, "allowed", json_object_new_int64(n_allowed));
         return o;
 }
 
-static json_object *rule_json(const PolicyRule *r) {
-        json_object *o = json_object_new_object(), *a;
+static json_object *rule_errors_json(const PolicyRule *r) {
+        _cleanup_json_ json_object *a = json_object_new_array();
 
-        if (!o)
+        if (!a)
                 return NULL;
-        json_object_object_add(o, "name", json_object_new_string(r->name));
-        json_object_object_add(o, "functions", strv_json((const char *const *) r->functions, r->n_functions));
-        a = json_object_new_array();
-        if (r->any_errno)
-                json_object_array_add(a, json_object_new_string("*"));
+        if (r->any_errno && json_append_string(a, "*") < 0)
+                return NULL;
         for (size_t i = 0; i < r->n_errors; i++) {
                 const char *n = errno_to_name(r->errors[i]);
 
-                json_object_array_add(a, n ? json_object_new_string(n) : json_object_new_int(r->errors[i]));
+                if (json_append(a, n ? json_object_new_string(n) : json_object_new_int(r->errors[i])) < 0)
+                        return NULL;
         }
-        json_object_object_add(o, "errors", a);
-        if (r->n_retvals > 0) {
-                a = json_object_new_array();
-                for (size_t i = 0; i < r->n_retvals; i++)
-                        json_object_array_add(a, json_object_new_int64(r->retvals[i]));
-                json_object_object_add(o, "retvals", a);
-        }
-        a = json_object_new_array();
+        return TAKE_PTR(a);
+}
+
+static json_object *rule_retvals_json(const PolicyRule *r) {
+        _cleanup_json_ json_object *a = json_object_new_array();
+
+        if (!a)
+                return NULL;
+        for (size_t i = 0; i < r->n_retvals; i++)
+                if (json_append(a, json_object_new_int64(r->retvals[i])) < 0)
+                        return NULL;
+        return TAKE_PTR(a);
+}
+
+static json_object *rule_scopes_json(const PolicyRule *r) {
+        _cleanup_json_ json_object *a = json_object_new_array();
+
+        if (!a)
+                return NULL;
         for (PolicyScope s = 0; s < _POLICY_SCOPE_MAX; s++)
-                if (r->scopes & (1u << s))
-                        json_object_array_add(a, json_object_new_string(policy_scope_to_string(s)));
-        json_object_object_add(o, "scopes", a);
-        json_object_object_add(o, "max_duration_usec", json_object_new_uint64(r->max_duration_usec));
-        json_object_object_add(o, "max_active", json_object_new_int64(r->max_active));
+                if ((r->scopes & (1u << s)) && json_append_string(a, policy_scope_to_string(s)) < 0)
+                        return NULL;
+        return TAKE_PTR(a);
+}
+
+static json_object *rule_json(const PolicyRule *r) {
+        json_object *o = NULL;
+
+        if (json_build_object(&o,
+                              JSON_PAIR_STRING("name", r->name),
+                              JSON_PAIR_OBJECT("functions", json_new_strv((const char *const *) r->functions, r->n_functions)),
+                              JSON_PAIR_OBJECT("errors", rule_errors_json(r)),
+                              JSON_PAIR_IF(r->n_retvals > 0, JSON_PAIR_OBJECT("retvals", rule_retvals_json(r))),
+                              JSON_PAIR_OBJECT("scopes", rule_scopes_json(r)),
+                              JSON_PAIR_U64("max_duration_usec", r->max_duration_usec),
+                              JSON_PAIR_I64("max_active", r->max_active),
+                              JSON_BUILD_END) < 0)
+                return NULL;
         return o;
 }
 
-/* The rules in force for this caller. Root is exempt from the JSON policy
- * (policy-glue.c): it says so instead of listing rules. */
-static json_object *policy_json(Manager *m, const Caller *c) {
+/* The rules in force for this caller. */
+static json_object *rules_json(Manager *m, const Caller *c) {
         _cleanup_free_ const PolicyRule **rules = NULL;
-        json_object *o = json_object_new_object(), *a;
+        _cleanup_json_ json_object *a = json_object_new_array();
         size_t n = 0;
 
-        if (!o)
+        if (!a)
                 return NULL;
-        json_object_object_add(o, "uid", json_object_new_int64(c->uid));
-        if (c->user_name)
-                json_object_object_add(o, "user", json_object_new_string(c->user_name));
-        json_object_object_add(o, "root", json_object_new_boolean(c->uid == 0));
-        if (c->uid == 0) {
-                json_object_object_add(o, "max_duration_usec", json_object_new_uint64(ROOT_DEFAULT_DURATION_USEC));
-                return o;
-        }
-        a = json_object_new_array();
         if (m->policy &&
             policy_rules_for(m->policy, &(PolicySubject) {
                                      .uid = c->uid,
@@ -157,73 +189,101 @@ static json_object *policy_json(Manager *m, const Caller *c) {
                                      .user_name = c->user_name,
                              }, &rules, &n) >= 0)
                 for (size_t i = 0; i < n; i++)
-                        json_object_array_add(a, rule_json(rules[i]));
-        json_object_object_add(o, "rules", a);
+                        if (json_append(a, rule_json(rules[i])) < 0)
+                                return NULL;
+        return TAKE_PTR(a);
+}
+
+/* What the policy lets this caller do. Root is exempt from the JSON policy
+ * (policy-check.c): it says so instead of listing rules. */
+static json_object *policy_json(Manager *m, const Caller *c) {
+        bool root = c->uid == 0;
+        json_object *o = NULL;
+
+        if (json_build_object(&o,
+                              JSON_PAIR_I64("uid", c->uid),
+                              JSON_PAIR_IF(c->user_name, JSON_PAIR_STRING("user", c->user_name)),
+                              JSON_PAIR_BOOL("root", root),
+                              JSON_PAIR_IF(root, JSON_PAIR_U64("max_duration_usec", ROOT_DEFAULT_DURATION_USEC)),
+                              JSON_PAIR_IF(!root, JSON_PAIR_OBJECT("rules", root ? NULL : rules_json(m, c))),
+                              JSON_BUILD_END) < 0)
+                return NULL;
+        return o;
+}
+
+static json_object *features_json(const KernelProbe *p) {
+        _cleanup_json_ json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        for (ProbeFeature i = 0; i < PROBE_FIRST_DERIVED; i++)
+                if (json_add(o, probe_feature_to_string(i), finding_json(p, i)) < 0)
+                        return NULL;
+        return TAKE_PTR(o);
+}
+
+static json_object *backends_json(const KernelProbe *p, unsigned n_kprobe, unsigned n_fmod_ret) {
+        json_object *o = NULL;
+
+        if (json_build_object(&o,
+                              JSON_PAIR_OBJECT("kprobe", backend_json(p, PROBE_BACKEND_KPROBE, n_kprobe)),
+                              JSON_PAIR_OBJECT("fmod_ret", backend_json(p, PROBE_BACKEND_FMOD_RET, n_fmod_ret)),
+                              JSON_BUILD_END) < 0)
+                return NULL;
+        return o;
+}
+
+static json_object *limits_json(Manager *m) {
+        json_object *o = NULL;
+
+        if (json_build_object(&o,
+                              JSON_PAIR_U64("max_duration_usec", ENGINE_MAX_DURATION_USEC),
+                              JSON_PAIR_I64("max_active", m->options.max_active),
+                              JSON_PAIR_I64("max_per_function", INJECT_MAX_SLOTS),
+                              JSON_PAIR_I64("rate_per_minute", m->options.rate_per_minute),
+                              JSON_PAIR_I64("max_callers", INJECT_MAX_CALLERS),
+                              JSON_BUILD_END) < 0)
+                return NULL;
         return o;
 }
 
 int manager_capabilities_json(Manager *m, const Caller *c, json_object **ret) {
-        json_object *o, *b, *l, *f, *fn;
+        unsigned n_kprobe = 0, n_fmod_ret = 0, active = 0;
+        _cleanup_json_ json_object *fn = NULL;
         const KernelProbe *p;
-        unsigned n_kprobe = 0, n_fmod_ret = 0;
         struct utsname u;
+        bool have_uname;
 
         p = engine_probe(m->engine);
         if (!p)
                 return -ENOMEM;
-        o = json_object_new_object();
-        if (!o)
-                return -ENOMEM;
-        if (uname(&u) >= 0)
-                json_object_object_add(o, "kernel", json_object_new_string(u.release));
-        json_object_object_add(o, "kernel_config", config_json(p));
-        if (p->lockdown[0]) {
-                json_object *ld = json_object_new_object();
 
-                json_object_object_add(ld, "mode", json_object_new_string(p->lockdown));
-                json_object_object_add(ld, "source", json_object_new_string(p->lockdown_source));
-                /* Without securityfs, only the least it can be is known. */
-                json_object_object_add(ld, "exact", json_object_new_boolean(p->lockdown_exact));
-                json_object_object_add(o, "lockdown", ld);
-        }
-        json_object_object_add(o, "injection", finding_json(p, PROBE_INJECTION));
-
+        /* First: it counts what each backend can fail, for "backends". */
         fn = functions_json(m, c, &n_kprobe, &n_fmod_ret);
-        b = json_object_new_object();
-        json_object_object_add(b, "kprobe", finding_json(p, PROBE_BACKEND_KPROBE));
-        json_object_object_add(json_object_object_get(b, "kprobe"), "functions", json_object_new_int64(n_kprobe));
-        json_object_object_add(b, "fmod_ret", finding_json(p, PROBE_BACKEND_FMOD_RET));
-        json_object_object_add(json_object_object_get(b, "fmod_ret"), "functions", json_object_new_int64(n_fmod_ret));
-        json_object_object_add(o, "backends", b);
+        if (!fn)
+                return -ENOMEM;
 
-        f = json_object_new_object();
-        for (ProbeFeature i = 0; i < PROBE_FIRST_DERIVED; i++)
-                json_object_object_add(f, probe_feature_to_string(i), finding_json(p, i));
-        json_object_object_add(o, "features", f);
-        /* The first version's top-level features, kept for its readers. */
-        json_object_object_add(o, "bpf", finding_json(p, PROBE_BPF));
-        json_object_object_add(o, "tracing", finding_json(p, PROBE_TRACING));
-        json_object_object_add(o, "btf", finding_json(p, PROBE_BTF));
-        json_object_object_add(o, "error_injection_list", finding_json(p, PROBE_ERROR_INJECTION_LIST));
+        for (size_t i = 0; i < m->n_injections; i++)
+                active += m->injections[i]->owner_uid == c->uid;
+        have_uname = uname(&u) >= 0;
 
-        json_object_object_add(o, "functions", fn);
-        json_object_object_add(o, "policy", policy_json(m, c));
-
-        l = json_object_new_object();
-        json_object_object_add(l, "max_duration_usec", json_object_new_uint64(ENGINE_MAX_DURATION_USEC));
-        json_object_object_add(l, "max_active", json_object_new_int64(m->options.max_active));
-        json_object_object_add(l, "max_per_function", json_object_new_int64(INJECT_MAX_SLOTS));
-        json_object_object_add(l, "rate_per_minute", json_object_new_int64(m->options.rate_per_minute));
-        json_object_object_add(l, "max_callers", json_object_new_int64(INJECT_MAX_CALLERS));
-        json_object_object_add(o, "limits", l);
-        json_object_object_add(o, "polkit", json_object_new_string(polkit_mode_to_string(m->options.polkit_mode)));
-        {
-                unsigned active = 0;
-
-                for (size_t i = 0; i < m->n_injections; i++)
-                        active += m->injections[i]->owner_uid == c->uid;
-                json_object_object_add(o, "active_injections", json_object_new_int64(active));
-        }
-        *ret = o;
-        return 0;
+        return json_build_object(
+                        ret,
+                        JSON_PAIR_IF(have_uname, JSON_PAIR_STRING("kernel", u.release)),
+                        JSON_PAIR_OBJECT("kernel_config", config_json(p)),
+                        JSON_PAIR_IF(p->lockdown[0], JSON_PAIR_OBJECT("lockdown", p->lockdown[0] ? lockdown_json(p) : NULL)),
+                        JSON_PAIR_OBJECT("injection", finding_json(p, PROBE_INJECTION)),
+                        JSON_PAIR_OBJECT("backends", backends_json(p, n_kprobe, n_fmod_ret)),
+                        JSON_PAIR_OBJECT("features", features_json(p)),
+                        /* The first version's top-level features, kept for its readers. */
+                        JSON_PAIR_OBJECT("bpf", finding_json(p, PROBE_BPF)),
+                        JSON_PAIR_OBJECT("tracing", finding_json(p, PROBE_TRACING)),
+                        JSON_PAIR_OBJECT("btf", finding_json(p, PROBE_BTF)),
+                        JSON_PAIR_OBJECT("error_injection_list", finding_json(p, PROBE_ERROR_INJECTION_LIST)),
+                        JSON_PAIR_OBJECT("functions", TAKE_PTR(fn)),
+                        JSON_PAIR_OBJECT("policy", policy_json(m, c)),
+                        JSON_PAIR_OBJECT("limits", limits_json(m)),
+                        JSON_PAIR_STRING("polkit", polkit_mode_to_string(m->options.polkit_mode)),
+                        JSON_PAIR_U64("active_injections", active),
+                        JSON_BUILD_END);
 }

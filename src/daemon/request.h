@@ -53,6 +53,8 @@ typedef struct InjectRequest {
  * "global"), cgroup (string path), pid (integer), comm (string), callers
  * (array of strings), after, every, times (integers), probability (number,
  * percent in (0, 100]), backend ("auto", "kprobe", "fmod_ret"), detach,
- * interactive (booleans). Anything else is refused by name. */
+ * interactive (booleans). Anything else is refused by name. The keys are
+ * one table in request.c (json-dispatch.h); a refusal is InvalidArgument
+ * with a sentence that names the key. */
 int request_from_json(json_object *o, InjectRequest *ret, InjectError *err);
 void request_done(InjectRequest *r);
