@@ -20,7 +20,10 @@
 #include "request.h"
 #include "varlink.h"
 
+/* The unit tests build the core with their own state directory. */
+#ifndef MANAGER_STATE_DIR
 #define MANAGER_STATE_DIR "/run/injectd/injections"
+#endif
 #define MANAGER_MAX_ACTIVE_DEFAULT 256
 #define MANAGER_RATE_PER_MINUTE_DEFAULT 120
 #define MANAGER_FAULT_SIGNALS_PER_SEC 20
