@@ -205,7 +205,19 @@ void run_idle(Manager *m) {
 
 static int saved_stderr = -1, capture_fd = -1;
 
+/* A failed assertion exits while stderr is captured: show what it said. */
+static void capture_flush_at_exit(void) {
+        if (capture_fd >= 0)
+                free(audit_capture_end());
+}
+
 void audit_capture_start(void) {
+        static bool registered;
+
+        if (!registered) {
+                ASSERT_EQ(atexit(capture_flush_at_exit), 0);
+                registered = true;
+        }
         fflush(stderr);
         capture_fd = memfd_create("audit", MFD_CLOEXEC);
         ASSERT_TRUE(capture_fd >= 0);
@@ -227,6 +239,7 @@ char *audit_capture_end(void) {
         ASSERT_NOT_NULL(buf);
         ASSERT_EQ(pread(capture_fd, buf, (size_t) n, 0), n);
         close(capture_fd);
+        capture_fd = -1;
         /* Shown as well, for whoever reads the test's log. */
         fputs(buf, stderr);
         return buf;
