@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -24,6 +25,36 @@
 
 static uid_t uid_test, uid_other;
 static pid_t pid_own;
+static pid_t children[64];      /* alive, to kill if the test fails */
+static size_t n_children;
+
+static void child_add(pid_t pid) {
+        ASSERT_TRUE(n_children < ELEMENTSOF(children));
+        children[n_children++] = pid;
+}
+
+void spawned(pid_t pid) {
+        child_add(pid);
+}
+
+static void child_forget(pid_t pid) {
+        for (size_t i = 0; i < n_children; i++)
+                if (children[i] == pid) {
+                        children[i] = children[--n_children];
+                        return;
+                }
+}
+
+void kill_children(void) {
+        if (getpid() == pid_own)
+                return;
+        while (n_children > 0) {
+                pid_t pid = children[--n_children];
+
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+        }
+}
 
 uid_t test_uid(void) {
         return uid_test;
@@ -46,6 +77,7 @@ pid_t spawn_owned(void) {
         pid = fork();
         ASSERT_TRUE(pid >= 0);
         if (pid == 0) {
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
                 if (geteuid() == 0 &&
                     (setgroups(0, NULL) < 0 || setresgid(uid_test, uid_test, uid_test) < 0 ||
                      setresuid(uid_test, uid_test, uid_test) < 0))
@@ -56,19 +88,16 @@ pid_t spawn_owned(void) {
                         pause();
         }
         close(p[1]);
+        child_add(pid);
         ASSERT_EQ(read(p[0], &c, 1), 1);        /* it runs as uid_test now */
         close(p[0]);
         return pid;
 }
 
 void kill_owned(pid_t pid) {
+        child_forget(pid);
         ASSERT_EQ(kill(pid, SIGKILL), 0);
         ASSERT_EQ(waitpid(pid, NULL, 0), pid);
-}
-
-static void kill_own(void) {
-        if (pid_own > 0 && getpid() != pid_own)
-                (void) kill(pid_own, SIGKILL);
 }
 
 void core_test_init(void) {
@@ -82,7 +111,7 @@ void core_test_init(void) {
                 uid_other = uid_test + 1;
         }
         pid_own = spawn_owned();
-        ASSERT_EQ(atexit(kill_own), 0);
+        ASSERT_EQ(atexit(kill_children), 0);
         (void) mkdir(MANAGER_STATE_DIR, 0700);
 }
 

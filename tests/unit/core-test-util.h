@@ -20,6 +20,8 @@ uid_t other_uid(void);          /* another user, not root */
 pid_t own_pid(void);            /* a process of test_uid() alive for the whole test */
 pid_t spawn_owned(void);        /* a new process of test_uid() */
 void kill_owned(pid_t pid);     /* kills and reaps it */
+void spawned(pid_t pid);        /* a child of the test's own, killed at exit if still alive */
+void kill_children(void);       /* kills and reaps all of them (at exit too) */
 
 /* A Varlink caller (no bus name) with this uid and pid. */
 Caller caller_of(uid_t uid, pid_t pid);
