@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core-test-util.h"
+#include "fake-frontend.h"
 #include "log.h"
 #include "scope.h"
 #include "test-util.h"
@@ -159,7 +160,8 @@ Manager *manager_setup(const char *dir, ManagerOptions o) {
         dirs[1] = NULL;
         o.policy_dirs = dirs;
         ASSERT_OK(manager_new(&o, &m));
-        ASSERT_OK(manager_start(m));
+        fake_frontend_attach(m);
+        ASSERT_OK(manager_start(m, NULL));
         return m;
 }
 
@@ -173,14 +175,14 @@ static void on_inject(Manager *m, Injection *inj, const InjectError *err, void *
                 res->err = *err;
 }
 
-void inject_json(Manager *m, const Caller *c, const char *json, VarlinkConn *conn, InjectResult *res,
+void inject_json(Manager *m, const Caller *c, const char *json, void *owner, InjectResult *res,
                  PendingRequest **ret) {
         json_object *o = json_tokener_parse(json);
 
         if (!o)
                 test_fail("the test's request is not JSON: %s", json);
         *res = (InjectResult) {};
-        ASSERT_OK(manager_inject(m, c, o, -1, conn, on_inject, res, ret));
+        ASSERT_OK(manager_inject(m, c, o, -1, owner, on_inject, res, ret));
         json_object_put(o);
 }
 

@@ -30,7 +30,8 @@ Caller caller_of(uid_t uid, pid_t pid);
 char *policy_dir_new(const char *text);
 void policy_dir_free(char *dir);
 
-/* manager_new() and manager_start() with the policy in dir. */
+/* manager_new(), the fake front end (fake-frontend.h) and manager_start()
+ * without a bus, with the policy in dir. */
 Manager *manager_setup(const char *dir, ManagerOptions o);
 
 typedef struct InjectResult {
@@ -39,8 +40,9 @@ typedef struct InjectResult {
         InjectError err;        /* refused */
 } InjectResult;
 
-/* manager_inject() with the request written as JSON (the cgroup fd none). */
-void inject_json(Manager *m, const Caller *c, const char *json, VarlinkConn *conn, InjectResult *res,
+/* manager_inject() with the request written as JSON (the cgroup fd none);
+ * owner is the fake front end's handle on the requester (fake-frontend.h). */
+void inject_json(Manager *m, const Caller *c, const char *json, void *owner, InjectResult *res,
                  PendingRequest **ret);
 /* inject_json(), then the loop until the answer; asserts it was armed. */
 uint64_t inject_ok(Manager *m, const Caller *c, const char *json);

@@ -53,7 +53,6 @@ static char *own_request(const char *extra) {
 static Manager *setup(ManagerOptions o) {
         fake_engine_reset();
         fake_polkit_reset();
-        fake_frontend_reset();
         return manager_setup(policy_dir, o);
 }
 
@@ -399,8 +398,8 @@ static void test_owner_gone_pending(void) {
         Manager *m = setup_default();
         Caller c = caller_of(test_uid(), own_pid());
         _cleanup_free_ char *req = own_request(NULL), *detached = own_request("\"detach\": true");
-        static int conn_a, conn_b;      /* stand for Varlink connections: only compared */
-        VarlinkConn *a = (VarlinkConn *) &conn_a, *b = (VarlinkConn *) &conn_b;
+        static int conn_a, conn_b;      /* stand for the front end's handles on requesters */
+        void *a = &conn_a, *b = &conn_b;
         InjectResult ra, rb;
 
         fake_polkit_set_answer(NULL, FAKE_POLKIT_DELAY);
@@ -410,7 +409,7 @@ static void test_owner_gone_pending(void) {
         ASSERT_EQ(fake_polkit_n_pending(), 2);
 
         /* a's requester leaves: its request is answered (to nobody) and its check cancelled. */
-        manager_owner_disconnected(m, a);
+        fake_frontend_owner_leaves(m, a);
         ASSERT_EQ(ra.n_calls, 1);
         ASSERT_TRUE(ra.id == 0);
         ASSERT_NOT_NULL(ra.err.name);
@@ -418,7 +417,7 @@ static void test_owner_gone_pending(void) {
         ASSERT_EQ(fake_polkit_n_pending(), 1);
 
         /* b asked to detach: it goes on without its requester. */
-        manager_owner_disconnected(m, b);
+        fake_frontend_owner_leaves(m, b);
         ASSERT_EQ(rb.n_calls, 0);
         ASSERT_OK(fake_polkit_answer(FAKE_POLKIT_YES));
         ASSERT_EQ(rb.n_calls, 1);
@@ -427,12 +426,36 @@ static void test_owner_gone_pending(void) {
         teardown(m);
 }
 
+/* The requester left while polkit decided, and its front end only knows
+ * when asked (OwnerTracker.gone): nothing is armed for it. */
+static void test_owner_vanished_pending(void) {
+        Manager *m = setup_default();
+        Caller c = caller_of(test_uid(), own_pid());
+        _cleanup_free_ char *req = own_request(NULL), *audit = NULL;
+        static int conn;
+        InjectResult res;
+
+        fake_polkit_set_answer(NULL, FAKE_POLKIT_DELAY);
+        inject_json(m, &c, req, &conn, &res, NULL);
+        run_idle(m);
+        fake_frontend_owner_vanishes(&conn);
+        audit_capture_start();
+        ASSERT_OK(fake_polkit_answer(FAKE_POLKIT_YES));
+        audit = audit_capture_end();
+        ASSERT_EQ(res.n_calls, 1);
+        ASSERT_TRUE(res.id == 0);
+        ASSERT_NOT_NULL(res.err.name);
+        ASSERT_EQ(fake_engine_n_arms(), 0);
+        assert_audit_line(audit, (const char *const[]) { "event=decision", "result=denied", NULL });
+        teardown(m);
+}
+
 static void test_owner_gone_armed(void) {
         Manager *m = setup_default();
         Caller c = caller_of(test_uid(), own_pid());
         _cleanup_free_ char *req = own_request(NULL), *detached = own_request("\"detach\": true");
         static int conn;
-        VarlinkConn *v = (VarlinkConn *) &conn;
+        void *v = &conn;
         InjectResult ra, rb;
 
         inject_json(m, &c, req, v, &ra, NULL);
@@ -441,7 +464,8 @@ static void test_owner_gone_armed(void) {
         run_until(m, &ra.n_calls, "the answer to an Inject");
         ASSERT_TRUE(ra.id && rb.id);
 
-        manager_owner_disconnected(m, v);
+        ASSERT_EQ(fake_frontend_n_tracked(), 2);
+        fake_frontend_owner_leaves(m, v);
         assert_removed(ra.id, REMOVE_OWNER_GONE);
         ASSERT_TRUE(fake_engine_is_armed(rb.id));
         ASSERT_NOT_NULL(manager_find(m, rb.id));
@@ -607,6 +631,7 @@ int main(void) {
         TEST_RUN(test_polkit_answers);
         TEST_RUN(test_polkit_pending_cancel);
         TEST_RUN(test_owner_gone_pending);
+        TEST_RUN(test_owner_vanished_pending);
         TEST_RUN(test_owner_gone_armed);
         TEST_RUN(test_owner_gone_process);
         TEST_RUN(test_expiry);

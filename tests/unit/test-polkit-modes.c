@@ -27,7 +27,6 @@ static char *policy_dir;
 
 static Manager *setup(PolkitMode mode) {
         fake_engine_reset();
-        fake_frontend_reset();
         return manager_setup(policy_dir, (ManagerOptions) { .polkit_mode = mode });
 }
 
