@@ -101,6 +101,10 @@ void kill_owned(pid_t pid) {
         ASSERT_EQ(waitpid(pid, NULL, 0), pid);
 }
 
+static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw) {
+        return remove(path);
+}
+
 void core_test_init(void) {
         log_set_target("stderr");
         setvbuf(stderr, NULL, _IOLBF, 0);
@@ -113,7 +117,9 @@ void core_test_init(void) {
         }
         pid_own = spawn_owned();
         ASSERT_EQ(atexit(kill_children), 0);
-        (void) mkdir(MANAGER_STATE_DIR, 0700);
+        /* Records a failed run left would be adopted: start empty. */
+        (void) nftw(MANAGER_STATE_DIR, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+        ASSERT_EQ(mkdir(MANAGER_STATE_DIR, 0700), 0);
 }
 
 Caller caller_of(uid_t uid, pid_t pid) {
@@ -141,9 +147,6 @@ char *policy_dir_new(const char *text) {
         return d;
 }
 
-static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw) {
-        return remove(path);
-}
 
 void policy_dir_free(char *dir) {
         if (!dir)

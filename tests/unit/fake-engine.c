@@ -161,6 +161,13 @@ int fake_engine_add_pinned(uint64_t id, const char *function, int64_t retval, ui
         return 0;
 }
 
+void fake_engine_restart(void) {
+        for (size_t i = 0; i < fake.n_armed && fake.n_pinned < ELEMENTSOF(fake.pinned); i++)
+                fake.pinned[fake.n_pinned++].result = (AdoptResult) { .info = fake.armed[i].info,
+                                                                      .action = ADOPT_KEPT };
+        fake.n_armed = 0;
+}
+
 /* ---- engine.h ---- */
 
 static const char *const backend_table[_BACKEND_MAX] = {

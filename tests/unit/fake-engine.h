@@ -63,3 +63,7 @@ int fake_engine_fire(uint64_t id, pid_t pid, const char *comm);
  * from now. */
 int fake_engine_add_pinned(uint64_t id, const char *function, int64_t retval, uint64_t duration_usec,
                            AdoptAction action);
+
+/* A restart: what is armed now stays pinned for the next engine_adopt()
+ * (as ADOPT_KEPT), and nothing is armed until then. */
+void fake_engine_restart(void);

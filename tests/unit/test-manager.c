@@ -546,6 +546,66 @@ static void test_engine_refuses(void) {
         teardown(m);
 }
 
+/* ---- a restart ---- */
+
+/* What survives a daemon restart: the pinned injections the engine finds,
+ * with the owner records the store kept. An injection whose requester
+ * died meanwhile, or that has no record, goes; one the engine found
+ * expired is reported and its record removed. */
+static void test_restart(void) {
+        Manager *m = setup((ManagerOptions) { .polkit_mode = POLKIT_MODE_AUTO, .keep_on_exit = true });
+        pid_t pid = spawn_owned();
+        Caller c = caller_of(test_uid(), own_pid()), dying = caller_of(test_uid(), pid);
+        Caller other = caller_of(other_uid(), own_pid());
+        _cleanup_free_ char *req = own_request(NULL), *req2 = own_request("\"comm\": \"b\""), *audit = NULL;
+        char adopted_a[32], adopted_c[32], gone_b[32];
+        uint64_t a, b, d;
+
+        a = inject_ok(m, &c, req);
+        b = inject_ok(m, &dying, req2);
+        d = inject_ok(m, &other, "{\"function\": \"__x64_sys_openat\", \"error\": \"ENOENT\", \"scope\": \"global\", "
+                                 "\"detach\": true}");
+        manager_stop(m);                /* --keep-on-exit */
+        ASSERT_EQ(fake_engine_n_armed(), 3);
+        manager_free(m);
+
+        kill_owned(pid);
+        fake_engine_restart();
+        ASSERT_OK(fake_engine_add_pinned(UINT64_C(0x1234), "should_failslab", -12, USEC_PER_SEC, ADOPT_EXPIRED));
+        ASSERT_OK(fake_engine_add_pinned(UINT64_C(0x5678), "should_failslab", -12, 60 * USEC_PER_SEC, ADOPT_KEPT));
+
+        audit_capture_start();
+        m = manager_setup(policy_dir, (ManagerOptions) { .polkit_mode = POLKIT_MODE_AUTO });
+        run_idle(m);
+        audit = audit_capture_end();
+
+        ASSERT_NOT_NULL(manager_find(m, a));
+        ASSERT_EQ(manager_find(m, a)->owner_uid, test_uid());
+        ASSERT_STREQ(manager_find(m, a)->rule, "test-own");
+        ASSERT_STREQ(manager_find(m, a)->polkit_how, POLKIT_HOW_POLKIT);
+        ASSERT_NOT_NULL(manager_find(m, d));
+        ASSERT_TRUE(manager_find(m, d)->detach);
+        ASSERT_EQ(fake_frontend_last_event(a)->type, FAKE_EVENT_ADDED);
+        snprintf(adopted_a, sizeof(adopted_a), "id=%016" PRIx64, a);
+        snprintf(adopted_c, sizeof(adopted_c), "id=%016" PRIx64, d);
+        snprintf(gone_b, sizeof(gone_b), "id=%016" PRIx64, b);
+        assert_audit_line(audit, (const char *const[]) { "event=adopted", adopted_a, NULL });
+        assert_audit_line(audit, (const char *const[]) { "event=adopted", adopted_c, NULL });
+
+        /* Its requester died while the daemon was away. */
+        ASSERT_NULL(manager_find(m, b));
+        ASSERT_FALSE(fake_engine_is_armed(b));
+        assert_audit_line(audit, (const char *const[]) { "event=removed", gone_b, "reason=owner-gone", NULL });
+        /* No record of who asked: it goes. */
+        ASSERT_NULL(manager_find(m, UINT64_C(0x5678)));
+        ASSERT_FALSE(fake_engine_is_armed(UINT64_C(0x5678)));
+        /* Expired in the kernel: reported. */
+        assert_audit_line(audit, (const char *const[]) { "event=removed", "id=0000000000001234", "reason=expired",
+                                                         NULL });
+        ASSERT_EQ(m->n_injections, 2);
+        teardown(m);
+}
+
 /* ---- cancel ---- */
 
 static void cancel(Manager *m, const Caller *c, const char *id, DoneResult *done) {
@@ -637,6 +697,7 @@ int main(void) {
         TEST_RUN(test_expiry);
         TEST_RUN(test_exhausted);
         TEST_RUN(test_engine_refuses);
+        TEST_RUN(test_restart);
         TEST_RUN(test_cancel);
         TEST_RUN(test_list);
 
