@@ -21,7 +21,10 @@
 #include "polkit.h"
 #include "request.h"
 
+/* The unit tests build the core with their own state directory. */
+#ifndef MANAGER_STATE_DIR
 #define MANAGER_STATE_DIR "/run/injectd/injections"
+#endif
 #define MANAGER_MAX_ACTIVE_DEFAULT 256
 #define MANAGER_RATE_PER_MINUTE_DEFAULT 120
 
