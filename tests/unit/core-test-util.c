@@ -20,6 +20,12 @@
 #include "scope.h"
 #include "test-util.h"
 
+/* The test empties the state directory: it must be the test's own, never
+ * the daemon's. */
+#ifndef CORE_TEST_BUILD
+#error "Build with core_test_args (tests/unit/meson.build): MANAGER_STATE_DIR must be the test's own"
+#endif
+
 /* Unused uids for the requesters when the test runs as root. */
 #define ROOT_TEST_UID 47110
 #define ROOT_OTHER_UID 47111
@@ -117,9 +123,12 @@ void core_test_init(void) {
         }
         pid_own = spawn_owned();
         ASSERT_EQ(atexit(kill_children), 0);
+        if (strncmp(MANAGER_STATE_DIR, "/run/", 5) == 0)
+                test_fail("expected a state directory of the test's own, seen the daemon's '%s'", MANAGER_STATE_DIR);
         /* Records a failed run left would be adopted: start empty. */
         (void) nftw(MANAGER_STATE_DIR, remove_one, 16, FTW_DEPTH | FTW_PHYS);
-        ASSERT_EQ(mkdir(MANAGER_STATE_DIR, 0700), 0);
+        if (mkdir(MANAGER_STATE_DIR, 0700) < 0)
+                test_fail("expected to make the state directory '%s', seen %m", MANAGER_STATE_DIR);
 }
 
 Caller caller_of(uid_t uid, pid_t pid) {
