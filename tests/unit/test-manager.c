@@ -663,14 +663,51 @@ static void test_list(void) {
         json_object *a = NULL;
         InjectError err = {};
 
-        (void) inject_ok(m, &c, req);
+        json_object *o, *v;
+        uint64_t id;
+
+        id = inject_ok(m, &c, req);
         ASSERT_OK(manager_list_json(m, &other, false, &a, &err));
         ASSERT_EQ(json_object_array_length(a), 0);
         json_object_put(a);
+
+        /* The list reads the engine's counters and state afresh. */
+        ASSERT_OK(fake_engine_set_counters(id, 10, 7, 3));
+        ASSERT_OK(fake_engine_set_state(id, INJECTION_EXHAUSTED));
         ASSERT_OK(manager_list_json(m, &c, false, &a, &err));
         ASSERT_EQ(json_object_array_length(a), 1);
+        o = json_object_array_get_idx(a, 0);
+        ASSERT_TRUE(json_object_object_get_ex(o, "calls_seen", &v));
+        ASSERT_EQ(json_object_get_int64(v), 10);
+        ASSERT_TRUE(json_object_object_get_ex(o, "faults_injected", &v));
+        ASSERT_EQ(json_object_get_int64(v), 3);
+        ASSERT_TRUE(json_object_object_get_ex(o, "state", &v));
+        ASSERT_STREQ(json_object_get_string(v), "exhausted");
+        ASSERT_TRUE(json_object_object_get_ex(o, "rule", &v));
+        ASSERT_STREQ(json_object_get_string(v), "test-own");
         json_object_put(a);
         ASSERT_RET(manager_list_json(m, &c, true, &a, &err), -EPERM);
+
+        /* Which functions this user may fail: the engine's, marked by the policy. */
+        ASSERT_OK(manager_functions_json(m, &c, NULL, &a));
+        ASSERT_EQ(json_object_array_length(a), 4);
+        for (size_t i = 0; i < json_object_array_length(a); i++) {
+                json_object *name, *allowed;
+                const char *n;
+
+                o = json_object_array_get_idx(a, i);
+                ASSERT_TRUE(json_object_object_get_ex(o, "name", &name));
+                ASSERT_TRUE(json_object_object_get_ex(o, "allowed", &allowed));
+                n = json_object_get_string(name);
+                if (json_object_get_boolean(allowed) != (strcmp(n, "__x64_sys_mkdirat") != 0))
+                        test_fail("expected '%s' allowed: %s, seen %s", n,
+                                  strcmp(n, "__x64_sys_mkdirat") != 0 ? "yes" : "no",
+                                  json_object_get_boolean(allowed) ? "yes" : "no");
+        }
+        json_object_put(a);
+        ASSERT_OK(manager_functions_json(m, &other, "__x64_sys_*", &a));
+        ASSERT_EQ(json_object_array_length(a), 2);
+        json_object_put(a);
         teardown(m);
 }
 
