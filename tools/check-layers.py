@@ -33,6 +33,12 @@ LAYERS = {
     "src/client": {"src/client", "src/shared"},
 }
 
+# The daemon's main(): it assembles the core and the front ends it starts,
+# so it alone of src/daemon may include both.
+ENTRY_POINTS = {
+    "src/daemon/injectd.c": "src/daemon/api",
+}
+
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -64,7 +70,7 @@ def main():
 
     violations = []
     for rel in files:
-        allowed = LAYERS[layer_of(rel)]
+        allowed = LAYERS[ENTRY_POINTS.get(rel, layer_of(rel))]
         with open(os.path.join(root, rel), encoding="utf-8") as f:
             text = f.read()
         for lineno, line in enumerate(text.splitlines(), 1):

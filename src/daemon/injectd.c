@@ -9,11 +9,13 @@
 
 #include <systemd/sd-daemon.h>
 
+#include "bus-api.h"
 #include "config.h"
 #include "duration.h"
 #include "log.h"
 #include "manager.h"
 #include "privileges.h"
+#include "varlink-api.h"
 
 #define MAX_POLICY_DIRS 8
 
@@ -151,7 +153,11 @@ static int parse_argv(int argc, char **argv) {
 }
 
 static int run(int argc, char **argv) {
+        /* Freed in reverse: the front ends first, while the core they call
+         * is still whole, then the core. */
         _cleanup_(manager_freep) Manager *m = NULL;
+        _cleanup_(bus_api_freep) BusApi *bus = NULL;
+        _cleanup_(varlink_api_freep) VarlinkApi *varlink = NULL;
         int r;
 
         r = parse_argv(argc, argv);
@@ -168,7 +174,16 @@ static int run(int argc, char **argv) {
         r = manager_new(&arg_options, &m);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up: %m");
-        r = manager_start(m);
+        /* The front ends register with the core before it starts, so that
+         * they hear of the injections it adopts. */
+        r = bus_api_new(m, &bus);
+        if (r < 0)
+                return r;
+        r = varlink_api_new(m, &varlink);
+        if (r < 0)
+                return r;
+        /* polkit is asked over the same connection. */
+        r = manager_start(m, bus->bus);
         if (r < 0)
                 return r;
         /* Probe the kernel now rather than at the first request, and say

@@ -4,7 +4,9 @@
 /* The daemon's one owner of state: the injection table with its TTL timers,
  * owners and persistence under /run/injectd, and the path every request
  * takes (parse → scope → policy → limits → polkit → engine). The D-Bus and
- * Varlink front ends only translate to and from it. */
+ * Varlink front ends only translate to and from it: they call it, and hear
+ * back through the ManagerListener and OwnerTracker they register. It does
+ * not know them. */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -18,18 +20,18 @@
 #include "inject-error.h"
 #include "polkit.h"
 #include "request.h"
-#include "varlink.h"
 
+/* The unit tests build the core with their own state directory. */
+#ifndef MANAGER_STATE_DIR
 #define MANAGER_STATE_DIR "/run/injectd/injections"
+#endif
 #define MANAGER_MAX_ACTIVE_DEFAULT 256
 #define MANAGER_RATE_PER_MINUTE_DEFAULT 120
-#define MANAGER_FAULT_SIGNALS_PER_SEC 20
 
 typedef struct Policy Policy;
 typedef struct Manager Manager;
 typedef struct Injection Injection;
 typedef struct PendingRequest PendingRequest;
-typedef struct BusSubscriber BusSubscriber;
 
 typedef enum RemoveReason {
         REMOVE_CANCELLED,
@@ -46,14 +48,12 @@ struct Injection {
         Manager *manager;
         uint64_t id;
         char id_str[17];
-        char object_path[96];
 
+        /* Who asked, as data; how to reach them is their front end's business. */
         uint32_t owner_uid;
         pid_t owner_pid;
         uint64_t owner_start;
         Transport transport;
-        char *owner_bus_name;           /* D-Bus requester while it is connected */
-        VarlinkConn *owner_conn;        /* Varlink requester while it is connected (not a ref) */
         bool detach;
         char *rule;
         char *scope_desc;
@@ -64,13 +64,39 @@ struct Injection {
         uint64_t expires_usec;
 
         sd_event_source *timer;         /* CLOCK_BOOTTIME deadline */
-        sd_event_source *owner_watch;   /* pidfd of the requester, after a restart */
-        sd_bus_slot *name_watch;        /* NameOwnerChanged of the D-Bus requester */
-
-        uint64_t rl_window;             /* D-Bus Fault signal rate limit */
-        unsigned rl_count;
-        unsigned rl_dropped;
+        sd_event_source *owner_watch;   /* pidfd of the requester, when no front end follows it */
 };
+
+/* What happens to injections, published to the front ends the way the
+ * client's TransportOps hides its transports: the core does not know who
+ * listens. Every listener hears of every injection and decides itself who
+ * may see what. A NULL member is skipped. */
+typedef struct ManagerListener {
+        void (*added)(Manager *m, Injection *inj, void *userdata);
+        /* inj still holds its final counters; it is freed after the call. */
+        void (*removed)(Manager *m, Injection *inj, RemoveReason reason, void *userdata);
+        /* One injected fault; comm is the task's name made printable ASCII. */
+        void (*fault)(Manager *m, Injection *inj, const struct inject_event *ev, const char *comm, void *userdata);
+        void *userdata;
+} ManagerListener;
+
+/* An injection ends with its requester unless it asked to detach. The front
+ * end a request came through knows how to follow its requester (a bus
+ * name, a connection); the core asks it, by the request's transport. */
+typedef struct OwnerTracker {
+        /* Asked after polkit, before arming a request that did not detach:
+         * has its requester left meanwhile? owner is the handle the front
+         * end passed to manager_inject(). NULL: it cannot tell. */
+        bool (*gone)(Manager *m, const Caller *c, void *owner, void *userdata);
+        /* inj was armed for c (owner as above) or, after a restart, adopted
+         * (c as recorded, owner NULL). Keep what the front end needs about
+         * its requester and, unless inj->detach, follow it and call
+         * manager_owner_gone() when it leaves. Returns 1 if it follows the
+         * requester, 0 if it cannot (the core then watches the process),
+         * -ESRCH if the requester has left already. */
+        int (*track)(Manager *m, Injection *inj, const Caller *c, void *owner, void *userdata);
+        void *userdata;
+} OwnerTracker;
 
 typedef struct ManagerOptions {
         PolkitMode polkit_mode;
@@ -85,8 +111,6 @@ typedef struct ManagerOptions {
 
 struct Manager {
         sd_event *event;
-        sd_bus *bus;
-        VarlinkServer *varlink;
         Engine *engine;
         Policy *policy;
         PolkitContext *polkit;
@@ -99,9 +123,9 @@ struct Manager {
         struct ring_buffer *events;
         sd_event_source *events_source;
 
-        struct Watcher *watchers;       /* Varlink Watch streams */
-        BusSubscriber *bus_subscribers; /* Manager.Subscribe() callers */
-        size_t n_bus_subscribers;
+        const ManagerListener **listeners;
+        size_t n_listeners;
+        const OwnerTracker *trackers[_TRANSPORT_MAX];
 
         struct RateEntry *rates;
         size_t n_rates;
@@ -113,16 +137,28 @@ int manager_new(const ManagerOptions *o, Manager **ret);
 Manager *manager_free(Manager *m);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
 
-int manager_start(Manager *m);          /* bus, Varlink, adoption, events */
+/* Signals, the policy, polkit (asked over bus; NULL: no polkit, as when it
+ * is not on the bus), adoption of pinned injections, events. The front ends
+ * register before, so that they hear of the adopted injections; the core
+ * also runs with none, as the unit tests run it. */
+int manager_start(Manager *m, sd_bus *bus);
 int manager_reload_policy(Manager *m);
 void manager_stop(Manager *m);          /* disarm all unless keep_on_exit */
 void manager_site_cache_schedule(Manager *m);
 
+/* The front ends' registrations. A listener or tracker is borrowed: it must
+ * stay until it is removed or the manager is freed. */
+int manager_add_listener(Manager *m, const ManagerListener *l);
+void manager_remove_listener(Manager *m, const ManagerListener *l);
+void manager_set_owner_tracker(Manager *m, Transport t, const OwnerTracker *tracker);
+
 /* The request path. cb runs exactly once, perhaps before manager_inject()
- * returns, with inj set on success or err set on refusal. */
+ * returns, with inj set on success or err set on refusal. owner is the
+ * front end's handle on the requester, opaque to the core: it goes back to
+ * the front end's OwnerTracker and to manager_requester_gone(); may be NULL. */
 typedef void (*manager_inject_cb)(Manager *m, Injection *inj, const InjectError *err, void *userdata);
 int manager_inject(Manager *m, const Caller *c, json_object *request, int cgroup_fd,
-                   VarlinkConn *owner_conn, manager_inject_cb cb, void *userdata, PendingRequest **ret);
+                   void *owner, manager_inject_cb cb, void *userdata, PendingRequest **ret);
 /* The requester went away before the answer: drop the request quietly. */
 void pending_request_cancel(PendingRequest *p);
 
@@ -138,19 +174,16 @@ int manager_refresh(Manager *m, Injection *inj);
 
 /* JSON views, the same for both front ends. */
 json_object *injection_to_json(Injection *inj);
+/* A fault event as Watch streams it: who failed, with what, and the stack. */
+json_object *injection_fault_to_json(Injection *inj, const struct inject_event *ev, const char *comm);
 int manager_list_json(Manager *m, const Caller *c, bool all, json_object **ret, InjectError *err);
 int manager_capabilities_json(Manager *m, const Caller *c, json_object **ret);
 int manager_functions_json(Manager *m, const Caller *c, const char *glob, json_object **ret);
 bool manager_may_see(Manager *m, const Caller *c, const Injection *inj);
 
-/* The front ends' hooks. */
-void manager_owner_disconnected(Manager *m, VarlinkConn *c);
-int manager_add_watcher(Manager *m, VarlinkConn *c, const Caller *caller, json_object *ids);
-void manager_remove_watcher(Manager *m, VarlinkConn *c);
-
-/* Implemented by the front ends, called by the manager. */
-void bus_injection_added(Manager *m, Injection *inj);
-void bus_injection_removed(Manager *m, Injection *inj, RemoveReason reason);
-void bus_injection_fault(Manager *m, Injection *inj, const struct inject_event *ev, const char *comm);
-int bus_start(Manager *m);
-int varlink_api_start(Manager *m);
+/* The requester of inj has left: it ends, unless it detached. */
+void manager_owner_gone(Manager *m, Injection *inj);
+/* The requester behind owner has left: its requests still waiting for polkit
+ * are answered with an error (the answer goes nowhere; the front end lets go
+ * of them in their callbacks), unless they detach. */
+void manager_requester_gone(Manager *m, void *owner);

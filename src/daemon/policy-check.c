@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "duration.h"
 #include "log.h"
@@ -19,7 +20,7 @@ int policy_glue_load(const char *const *dirs, Policy **ret) {
         size_t n;
         int r;
 
-        r = policy_load(dirs ?: defaults, 0, &p);
+        r = policy_load(dirs ?: defaults, POLICY_OWNER_UID, &p);
         if (r < 0)
                 return r;
         problems = policy_problems(p, &n);

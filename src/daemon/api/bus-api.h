@@ -1,11 +1,38 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+/* The D-Bus front end: org.injectd.Injector1 on the system bus. It keeps
+ * everything D-Bus about an injection (the requester's bus name, the watch
+ * on it, the Fault signal rate limit) and about its peers (subscriptions);
+ * the core hears nothing of it but its ManagerListener and OwnerTracker. */
+
 #include <systemd/sd-bus.h>
 
 #include "inject-error.h"
+#include "manager.h"
 
-typedef struct Manager Manager;
+/* At most this many Fault signals per second per injection; the rest are
+ * counted and reported in one FaultsSuppressed. */
+#define BUS_FAULT_SIGNALS_PER_SEC 20
+
+typedef struct BusApi BusApi;
+typedef struct BusInjection BusInjection;
+typedef struct BusSubscriber BusSubscriber;
+
+struct BusApi {
+        Manager *manager;
+        sd_bus *bus;
+        ManagerListener listener;
+        OwnerTracker tracker;
+        BusInjection *injections;       /* what D-Bus keeps per injection */
+        BusSubscriber *subscribers;     /* Manager.Subscribe() callers */
+        size_t n_subscribers;
+};
+
+/* Connects to the system bus, serves the objects and takes the name. */
+int bus_api_new(Manager *m, BusApi **ret);
+BusApi *bus_api_free(BusApi *b);
+DEFINE_TRIVIAL_CLEANUP_FUNC(BusApi *, bus_api_free);
 
 /* InjectError names become org.injectd.Injector1.Error.<Name>. */
 #define BUS_ERROR_PREFIX "org.injectd.Injector1.Error."
@@ -16,22 +43,37 @@ int bus_set_inject_error(sd_bus_error *error, const InjectError *err);
 /* A manager_done_cb whose userdata is the method call (a reference): replies
  * empty or with the error, then drops the reference. */
 void bus_reply_done(Manager *mgr, const InjectError *err, void *userdata);
+/* Cancel(id) (of the manager and of an injection object), or with id NULL
+ * ReloadPolicy(): the core answers when it has decided, maybe after polkit. */
+int bus_call_manage(sd_bus_message *m, Manager *mgr, const char *id, sd_bus_error *error);
 
-typedef struct Injection Injection;
-typedef struct BusSubscriber BusSubscriber;
-
-/* A signal sent to the injection's D-Bus owner only; nothing if it has none. */
-int bus_emit_to_owner(Manager *m, Injection *inj, const char *path, const char *iface, const char *member,
+/* A signal sent to the injection's D-Bus owner and the subscribers who may
+ * see it only; nothing to anyone else. */
+int bus_emit_to_owner(BusApi *b, Injection *inj, const char *path, const char *iface, const char *member,
                       const char *types, ...);
+
+/* The per-injection objects and records (bus-injection.c). */
+#define BUS_INJECTION_PATH_MAX 96
+/* The object path of inj, /org/injectd/Injector1/injection/_<id>. */
+const char *bus_injection_path(const Injection *inj, char buf[static BUS_INJECTION_PATH_MAX]);
+/* The unique bus name of inj's requester, NULL if it came by Varlink. */
+const char *bus_injection_owner(BusApi *b, const Injection *inj);
+int bus_injection_register(BusApi *b);
+void bus_injection_fault(BusApi *b, Injection *inj, const struct inject_event *ev, const char *comm);
+/* Sends what the rate limit held back. */
+void bus_injection_removed(BusApi *b, Injection *inj);
+/* Forgets what D-Bus kept about inj, after its last signal. */
+void bus_injection_forget(BusApi *b, Injection *inj);
+void bus_injections_free(BusApi *b);
+/* The OwnerTracker of D-Bus requesters; userdata is the BusApi. */
+int bus_owner_track(Manager *m, Injection *inj, const Caller *c, void *owner, void *userdata);
+bool bus_owner_gone(Manager *m, const Caller *c, void *owner, void *userdata);
 
 /* Manager.Subscribe() (bus-subscribers.c). bus_subscribe() is a no-op
  * for a name already subscribed; -EUSERS when too many are. */
-int bus_subscribe(Manager *m, const char *name, uid_t uid);
-int bus_unsubscribe(Manager *m, const char *name);   /* -ENOENT: was not */
-void bus_subscribers_free(Manager *m);
+int bus_subscribe(BusApi *b, const char *name, uid_t uid);
+int bus_unsubscribe(BusApi *b, const char *name);   /* -ENOENT: was not */
+void bus_subscribers_free(BusApi *b);
 /* Walks the subscribers, other than the owner's own connection, that may
  * see inj: start with *iter NULL; returns their names, then NULL. */
-const char *bus_subscriber_next(Manager *m, const Injection *inj, BusSubscriber **iter);
-
-/* The per-injection objects (bus-injection.c). */
-int bus_injection_register(Manager *m);
+const char *bus_subscriber_next(BusApi *b, const Injection *inj, BusSubscriber **iter);

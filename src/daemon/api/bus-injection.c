@@ -3,7 +3,10 @@
  * with its properties, Cancel(), and a rate-limited Fault signal per
  * injected fault. Only its owner and root see it, and its signals go to its
  * owner only. The changing properties send no PropertiesChanged (a
- * broadcast would show them to everyone): they say so in introspection. */
+ * broadcast would show them to everyone): they say so in introspection.
+ *
+ * Here too is what D-Bus keeps per injection: its requester's unique name,
+ * followed with NameOwnerChanged unless it detached, and the rate limit. */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -13,10 +16,130 @@
 
 #include "bus-api.h"
 #include "errno-name.h"
-#include "manager.h"
+#include "log.h"
 
 #define INJECTION_PREFIX "/org/injectd/Injector1/injection"
 #define INJECTION_IFACE "org.injectd.Injector1.Injection"
+
+struct BusInjection {
+        BusInjection *next;
+        BusApi *api;
+        uint64_t id;
+        char *owner_name;               /* the requester's unique name, NULL: not a D-Bus one */
+        sd_bus_slot *name_watch;        /* NameOwnerChanged of owner_name */
+
+        uint64_t rl_window;             /* Fault signal rate limit: second, count, dropped */
+        unsigned rl_count;
+        unsigned rl_dropped;
+};
+
+static BusInjection *record_free(BusInjection *r) {
+        if (!r)
+                return NULL;
+        sd_bus_slot_unref(r->name_watch);
+        free(r->owner_name);
+        free(r);
+        return NULL;
+}
+
+static BusInjection *record_find(BusApi *b, uint64_t id) {
+        for (BusInjection *r = b->injections; r; r = r->next)
+                if (r->id == id)
+                        return r;
+        return NULL;
+}
+
+static BusInjection *record_get(BusApi *b, uint64_t id) {
+        BusInjection *r = record_find(b, id);
+
+        if (r)
+                return r;
+        r = calloc(1, sizeof(*r));
+        if (!r)
+                return NULL;
+        *r = (BusInjection) { .api = b, .id = id, .next = b->injections };
+        b->injections = r;
+        return r;
+}
+
+static void record_remove(BusApi *b, BusInjection *r) {
+        for (BusInjection **pp = &b->injections; *pp; pp = &(*pp)->next)
+                if (*pp == r) {
+                        *pp = r->next;
+                        break;
+                }
+        record_free(r);
+}
+
+void bus_injections_free(BusApi *b) {
+        while (b->injections)
+                record_remove(b, b->injections);
+}
+
+const char *bus_injection_path(const Injection *inj, char buf[static BUS_INJECTION_PATH_MAX]) {
+        snprintf(buf, BUS_INJECTION_PATH_MAX, INJECTION_PREFIX "/_%s", inj->id_str);
+        return buf;
+}
+
+const char *bus_injection_owner(BusApi *b, const Injection *inj) {
+        BusInjection *r = record_find(b, inj->id);
+
+        return r ? r->owner_name : NULL;
+}
+
+static int on_name_owner_changed(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        BusInjection *rec = userdata;
+        Manager *m = rec->api->manager;
+        const char *name, *old, *new;
+        Injection *inj;
+
+        if (sd_bus_message_read(msg, "sss", &name, &old, &new) < 0)
+                return 0;
+        inj = manager_find(m, rec->id);
+        if (!*new && inj)
+                manager_owner_gone(m, inj);
+        return 0;
+}
+
+bool bus_owner_gone(Manager *m, const Caller *c, void *owner, void *userdata) {
+        BusApi *b = userdata;
+
+        return c->bus_name && sd_bus_get_name_creds(b->bus, c->bus_name, 0, NULL) < 0;
+}
+
+/* The requester's name, for its signals, and unless the injection detached
+ * a watch on it: the injection ends when the name goes. After a restart the
+ * name is the one recorded, and the requester may still hold it. */
+int bus_owner_track(Manager *m, Injection *inj, const Caller *c, void *owner, void *userdata) {
+        BusApi *b = userdata;
+        BusInjection *rec;
+        char match[256];
+        int r;
+
+        if (!c->bus_name)
+                return 0;
+        rec = record_get(b, inj->id);
+        if (!rec)
+                return -ENOMEM;
+        free(rec->owner_name);
+        rec->owner_name = strdup(c->bus_name);
+        if (!rec->owner_name)
+                return -ENOMEM;
+        if (inj->detach)
+                return 1;
+        snprintf(match, sizeof(match),
+                 "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
+                 "member='NameOwnerChanged',arg0='%s'", rec->owner_name);
+        rec->name_watch = sd_bus_slot_unref(rec->name_watch);
+        r = sd_bus_add_match(b->bus, &rec->name_watch, match, on_name_owner_changed, rec);
+        if (r < 0)
+                return r;
+        /* It may have gone before the match was in place. */
+        r = sd_bus_get_name_creds(b->bus, rec->owner_name, 0, NULL);
+        if (r == -ENXIO || r == -ESRCH)
+                return -ESRCH;
+        return 1;
+}
 
 static bool current_caller_may_see(sd_bus *bus, Injection *inj) {
         sd_bus_message *m = sd_bus_get_current_message(bus);
@@ -36,7 +159,7 @@ static bool current_caller_may_see(sd_bus *bus, Injection *inj) {
 
 static int find_injection(sd_bus *bus, const char *path, const char *interface, void *userdata, void **found,
                           sd_bus_error *error) {
-        Manager *m = userdata;
+        BusApi *b = userdata;
         Injection *inj;
         uint64_t id;
         char *end;
@@ -49,7 +172,7 @@ static int find_injection(sd_bus *bus, const char *path, const char *interface, 
         id = strtoull(path, &end, 16);
         if (*end || !id)
                 return 0;
-        inj = manager_find(m, id);
+        inj = manager_find(b->manager, id);
         if (!inj || !current_caller_may_see(bus, inj))
                 return 0;
         *found = inj;
@@ -57,8 +180,8 @@ static int find_injection(sd_bus *bus, const char *path, const char *interface, 
 }
 
 static int enumerate_injections(sd_bus *bus, const char *path, void *userdata, char ***nodes, sd_bus_error *error) {
-        Manager *m = userdata;
-        char **v;
+        Manager *m = ((BusApi *) userdata)->manager;
+        char **v, node[BUS_INJECTION_PATH_MAX];
         size_t n = 0;
 
         v = calloc(m->n_injections + 1, sizeof(char *));
@@ -66,7 +189,7 @@ static int enumerate_injections(sd_bus *bus, const char *path, void *userdata, c
                 return -ENOMEM;
         for (size_t i = 0; i < m->n_injections; i++)
                 if (current_caller_may_see(bus, m->injections[i]))
-                        v[n++] = strdup(m->injections[i]->object_path);
+                        v[n++] = strdup(bus_injection_path(m->injections[i], node));
         *nodes = v;
         return 0;
 }
@@ -116,18 +239,8 @@ static int property_get(sd_bus *bus, const char *path, const char *interface, co
 
 static int method_cancel(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         Injection *inj = userdata;
-        Caller c;
-        int r;
 
-        r = caller_from_bus(m, &c);
-        if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "Cannot identify the caller: %m");
-        r = manager_cancel(inj->manager, &c, inj->id_str, sd_bus_message_get_allow_interactive_authorization(m) > 0,
-                           bus_reply_done, sd_bus_message_ref(m));
-        caller_done(&c);
-        if (r < 0)
-                sd_bus_message_unref(m);
-        return r < 0 ? r : 1;
+        return bus_call_manage(m, inj->manager, inj->id_str, error);
 }
 
 static const sd_bus_vtable injection_vtable[] = {
@@ -153,35 +266,56 @@ static const sd_bus_vtable injection_vtable[] = {
         SD_BUS_VTABLE_END
 };
 
-int bus_injection_register(Manager *m) {
+int bus_injection_register(BusApi *b) {
         int r;
 
-        r = sd_bus_add_fallback_vtable(m->bus, NULL, INJECTION_PREFIX, INJECTION_IFACE, injection_vtable,
-                                       find_injection, m);
+        r = sd_bus_add_fallback_vtable(b->bus, NULL, INJECTION_PREFIX, INJECTION_IFACE, injection_vtable,
+                                       find_injection, b);
         if (r < 0)
                 return r;
-        return sd_bus_add_node_enumerator(m->bus, NULL, INJECTION_PREFIX, enumerate_injections, m);
+        return sd_bus_add_node_enumerator(b->bus, NULL, INJECTION_PREFIX, enumerate_injections, b);
 }
 
-/* At most MANAGER_FAULT_SIGNALS_PER_SEC Fault signals per second per
+/* At most BUS_FAULT_SIGNALS_PER_SEC Fault signals per second per
  * injection; the rest are counted and reported in one FaultsSuppressed. */
-void bus_injection_fault(Manager *m, Injection *inj, const struct inject_event *ev, const char *comm) {
+void bus_injection_fault(BusApi *b, Injection *inj, const struct inject_event *ev, const char *comm) {
+        BusInjection *rec = record_get(b, inj->id);
         uint64_t second = ev->time_ns / 1000000000ULL;
+        char path[BUS_INJECTION_PATH_MAX];
 
-        if (!m->bus)
+        if (!rec)
                 return;
-        if (second != inj->rl_window) {
-                if (inj->rl_dropped)
-                        (void) bus_emit_to_owner(m, inj, inj->object_path, INJECTION_IFACE, "FaultsSuppressed",
-                                                 "u", inj->rl_dropped);
-                inj->rl_window = second;
-                inj->rl_count = 0;
-                inj->rl_dropped = 0;
+        bus_injection_path(inj, path);
+        if (second != rec->rl_window) {
+                if (rec->rl_dropped)
+                        (void) bus_emit_to_owner(b, inj, path, INJECTION_IFACE, "FaultsSuppressed", "u",
+                                                 rec->rl_dropped);
+                rec->rl_window = second;
+                rec->rl_count = 0;
+                rec->rl_dropped = 0;
         }
-        if (++inj->rl_count > MANAGER_FAULT_SIGNALS_PER_SEC) {
-                inj->rl_dropped++;
+        if (++rec->rl_count > BUS_FAULT_SIGNALS_PER_SEC) {
+                rec->rl_dropped++;
                 return;
         }
-        (void) bus_emit_to_owner(m, inj, inj->object_path, INJECTION_IFACE, "Fault", "tuusx", (uint64_t) ev->time_ns,
+        (void) bus_emit_to_owner(b, inj, path, INJECTION_IFACE, "Fault", "tuusx", (uint64_t) ev->time_ns,
                                  (uint32_t) ev->pid, (uint32_t) ev->tgid, comm, (int64_t) ev->retval);
+}
+
+void bus_injection_removed(BusApi *b, Injection *inj) {
+        BusInjection *rec = record_find(b, inj->id);
+        char path[BUS_INJECTION_PATH_MAX];
+
+        /* What the rate limit held back is not lost with the injection. */
+        if (rec && rec->rl_dropped)
+                (void) bus_emit_to_owner(b, inj, bus_injection_path(inj, path), INJECTION_IFACE,
+                                         "FaultsSuppressed", "u", rec->rl_dropped);
+}
+
+/* After the InjectionRemoved signal, which still goes to the owner. */
+void bus_injection_forget(BusApi *b, Injection *inj) {
+        BusInjection *rec = record_find(b, inj->id);
+
+        if (rec)
+                record_remove(b, rec);
 }

@@ -42,17 +42,19 @@ static int reply_json(sd_bus_message *m, json_object *o) {
 
 static void on_inject_done(Manager *mgr, Injection *inj, const InjectError *err, void *userdata) {
         sd_bus_message *m = userdata;
+        char path[BUS_INJECTION_PATH_MAX];
 
         if (!inj)
                 (void) bus_reply_inject_error(m, err);
         else
-                (void) sd_bus_reply_method_return(m, "sot", inj->id_str, inj->object_path, inj->expires_usec);
+                (void) sd_bus_reply_method_return(m, "sot", inj->id_str, bus_injection_path(inj, path),
+                                                  inj->expires_usec);
         sd_bus_message_unref(m);
 }
 
 static int method_inject(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         _cleanup_(json_object_putp) json_object *spec = NULL;
-        Manager *mgr = userdata;
+        Manager *mgr = ((BusApi *) userdata)->manager;
         Caller c;
         int cgroup_fd = -1, r;
 
@@ -94,38 +96,36 @@ void bus_reply_done(Manager *mgr, const InjectError *err, void *userdata) {
         sd_bus_message_unref(m);
 }
 
-static int method_cancel(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        const char *id;
+int bus_call_manage(sd_bus_message *m, Manager *mgr, const char *id, sd_bus_error *error) {
+        bool interactive = sd_bus_message_get_allow_interactive_authorization(m) > 0;
         Caller c;
         int r;
 
-        r = sd_bus_message_read(m, "s", &id);
-        if (r < 0)
-                return r;
         r = caller_from_bus(m, &c);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "Cannot identify the caller: %m");
-        r = manager_cancel(userdata, &c, id, sd_bus_message_get_allow_interactive_authorization(m) > 0, bus_reply_done,
-                           sd_bus_message_ref(m));
+        if (id)
+                r = manager_cancel(mgr, &c, id, interactive, bus_reply_done, sd_bus_message_ref(m));
+        else
+                r = manager_reload_policy_as(mgr, &c, interactive, bus_reply_done, sd_bus_message_ref(m));
         caller_done(&c);
         if (r < 0)
                 sd_bus_message_unref(m);
         return r < 0 ? r : 1;
 }
 
-static int method_reload_policy(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        Caller c;
+static int method_cancel(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        const char *id;
         int r;
 
-        r = caller_from_bus(m, &c);
+        r = sd_bus_message_read(m, "s", &id);
         if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "Cannot identify the caller: %m");
-        r = manager_reload_policy_as(userdata, &c, sd_bus_message_get_allow_interactive_authorization(m) > 0,
-                                     bus_reply_done, sd_bus_message_ref(m));
-        caller_done(&c);
-        if (r < 0)
-                sd_bus_message_unref(m);
-        return r < 0 ? r : 1;
+                return r;
+        return bus_call_manage(m, ((BusApi *) userdata)->manager, id, error);
+}
+
+static int method_reload_policy(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        return bus_call_manage(m, ((BusApi *) userdata)->manager, NULL, error);
 }
 
 static int method_get_capabilities(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -136,7 +136,7 @@ static int method_get_capabilities(sd_bus_message *m, void *userdata, sd_bus_err
         r = caller_from_bus(m, &c);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "Cannot identify the caller: %m");
-        r = manager_capabilities_json(userdata, &c, &o);
+        r = manager_capabilities_json(((BusApi *) userdata)->manager, &c, &o);
         caller_done(&c);
         if (r < 0)
                 return r;
@@ -158,7 +158,7 @@ static int method_list_functions(sd_bus_message *m, void *userdata, sd_bus_error
         r = caller_from_bus(m, &c);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "Cannot identify the caller: %m");
-        r = manager_functions_json(userdata, &c, glob, &o);
+        r = manager_functions_json(((BusApi *) userdata)->manager, &c, glob, &o);
         caller_done(&c);
         if (r < 0) {
                 InjectError err = {};
@@ -182,7 +182,7 @@ static int method_list_injections(sd_bus_message *m, void *userdata, sd_bus_erro
         r = caller_from_bus(m, &c);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "Cannot identify the caller: %m");
-        r = manager_list_json(userdata, &c, all, &o, &err);
+        r = manager_list_json(((BusApi *) userdata)->manager, &c, all, &o, &err);
         caller_done(&c);
         if (r < 0)
                 return err.name ? bus_set_inject_error(error, &err) : r;
@@ -190,14 +190,13 @@ static int method_list_injections(sd_bus_message *m, void *userdata, sd_bus_erro
 }
 
 static int method_subscribe(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        Manager *manager = userdata;
         Caller c;
         int r;
 
         r = caller_from_bus(m, &c);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "Cannot identify the caller: %m");
-        r = bus_subscribe(manager, sd_bus_message_get_sender(m), c.uid);
+        r = bus_subscribe(userdata, sd_bus_message_get_sender(m), c.uid);
         caller_done(&c);
         if (r == -EUSERS)
                 return sd_bus_error_setf(error, BUS_ERROR_PREFIX INJECT_ERROR_LIMIT,
@@ -245,13 +244,13 @@ static const sd_bus_vtable manager_vtable[] = {
  * may see it (its own user's, and root's) only: pids and comms of one
  * user's processes are not for other users. An owner on Varlink follows
  * its injections with Watch instead. */
-static int emit_one(Manager *m, const char *destination, const char *path, const char *iface, const char *member,
+static int emit_one(BusApi *b, const char *destination, const char *path, const char *iface, const char *member,
                     const char *types, va_list ap) {
         sd_bus_message *msg = NULL;
         va_list aq;
         int r;
 
-        r = sd_bus_message_new_signal(m->bus, &msg, path, iface, member);
+        r = sd_bus_message_new_signal(b->bus, &msg, path, iface, member);
         if (r >= 0)
                 r = sd_bus_message_set_destination(msg, destination);
         if (r >= 0) {
@@ -260,61 +259,91 @@ static int emit_one(Manager *m, const char *destination, const char *path, const
                 va_end(aq);
         }
         if (r >= 0)
-                r = sd_bus_send(m->bus, msg, NULL);
+                r = sd_bus_send(b->bus, msg, NULL);
         sd_bus_message_unref(msg);
         return r;
 }
 
-int bus_emit_to_owner(Manager *m, Injection *inj, const char *path, const char *iface, const char *member,
+int bus_emit_to_owner(BusApi *b, Injection *inj, const char *path, const char *iface, const char *member,
                       const char *types, ...) {
+        const char *owner = bus_injection_owner(b, inj);
         BusSubscriber *iter = NULL;
         const char *name;
         va_list ap;
         int r = 0;
 
-        if (!m->bus)
-                return 0;
         va_start(ap, types);
-        if (inj->owner_bus_name)
-                r = emit_one(m, inj->owner_bus_name, path, iface, member, types, ap);
-        while ((name = bus_subscriber_next(m, inj, &iter)))
-                (void) emit_one(m, name, path, iface, member, types, ap);
+        if (owner)
+                r = emit_one(b, owner, path, iface, member, types, ap);
+        while ((name = bus_subscriber_next(b, inj, &iter)))
+                (void) emit_one(b, name, path, iface, member, types, ap);
         va_end(ap);
         return r;
 }
 
-void bus_injection_added(Manager *m, Injection *inj) {
-        (void) bus_emit_to_owner(m, inj, BUS_PATH, BUS_MANAGER_IFACE, "InjectionAdded", "so", inj->id_str,
-                                 inj->object_path);
+static void on_added(Manager *m, Injection *inj, void *userdata) {
+        char path[BUS_INJECTION_PATH_MAX];
+
+        (void) bus_emit_to_owner(userdata, inj, BUS_PATH, BUS_MANAGER_IFACE, "InjectionAdded", "so", inj->id_str,
+                                 bus_injection_path(inj, path));
 }
 
-void bus_injection_removed(Manager *m, Injection *inj, RemoveReason reason) {
-        /* What the rate limit held back is not lost with the injection. */
-        if (inj->rl_dropped)
-                (void) bus_emit_to_owner(m, inj, inj->object_path, "org.injectd.Injector1.Injection",
-                                         "FaultsSuppressed", "u", inj->rl_dropped);
-        (void) bus_emit_to_owner(m, inj, BUS_PATH, BUS_MANAGER_IFACE, "InjectionRemoved", "sos", inj->id_str,
-                                 inj->object_path, remove_reason_to_string(reason));
+static void on_removed(Manager *m, Injection *inj, RemoveReason reason, void *userdata) {
+        char path[BUS_INJECTION_PATH_MAX];
+
+        bus_injection_removed(userdata, inj);
+        (void) bus_emit_to_owner(userdata, inj, BUS_PATH, BUS_MANAGER_IFACE, "InjectionRemoved", "sos", inj->id_str,
+                                 bus_injection_path(inj, path), remove_reason_to_string(reason));
+        bus_injection_forget(userdata, inj);
 }
 
-int bus_start(Manager *m) {
+static void on_fault(Manager *m, Injection *inj, const struct inject_event *ev, const char *comm, void *userdata) {
+        bus_injection_fault(userdata, inj, ev, comm);
+}
+
+BusApi *bus_api_free(BusApi *b) {
+        if (!b)
+                return NULL;
+        manager_remove_listener(b->manager, &b->listener);
+        manager_set_owner_tracker(b->manager, TRANSPORT_BUS, NULL);
+        bus_subscribers_free(b);
+        bus_injections_free(b);
+        sd_bus_flush_close_unref(b->bus);
+        free(b);
+        return NULL;
+}
+
+int bus_api_new(Manager *m, BusApi **ret) {
+        _cleanup_(bus_api_freep) BusApi *b = NULL;
         int r;
 
+        b = calloc(1, sizeof(*b));
+        if (!b)
+                return log_oom();
+        b->manager = m;
+        b->listener = (ManagerListener) { .added = on_added, .removed = on_removed, .fault = on_fault, .userdata = b };
+        b->tracker = (OwnerTracker) { .gone = bus_owner_gone, .track = bus_owner_track, .userdata = b };
+        r = manager_add_listener(m, &b->listener);
+        if (r < 0)
+                return log_oom();
+        manager_set_owner_tracker(m, TRANSPORT_BUS, &b->tracker);
+
         /* DBUS_SYSTEM_BUS_ADDRESS picks a private bus, for tests. */
-        r = sd_bus_open_system(&m->bus);
+        r = sd_bus_open_system(&b->bus);
         if (r < 0)
                 return log_error_errno(r, "Failed to connect to the system bus: %m");
-        r = sd_bus_attach_event(m->bus, m->event, 0);
+        r = sd_bus_attach_event(b->bus, m->event, 0);
         if (r < 0)
                 return log_error_errno(r, "Failed to attach the bus to the event loop: %m");
-        r = sd_bus_add_object_vtable(m->bus, NULL, BUS_PATH, BUS_MANAGER_IFACE, manager_vtable, m);
+        r = sd_bus_add_object_vtable(b->bus, NULL, BUS_PATH, BUS_MANAGER_IFACE, manager_vtable, b);
         if (r < 0)
                 return log_error_errno(r, "Failed to register '%s': %m", BUS_PATH);
-        r = bus_injection_register(m);
+        r = bus_injection_register(b);
         if (r < 0)
                 return r;
-        r = sd_bus_request_name(m->bus, BUS_NAME, 0);
+        r = sd_bus_request_name(b->bus, BUS_NAME, 0);
         if (r < 0)
                 return log_error_errno(r, "Failed to acquire '%s' on the bus: %m", BUS_NAME);
+        *ret = TAKE_PTR(b);
         return 0;
 }

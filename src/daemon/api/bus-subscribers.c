@@ -10,14 +10,13 @@
 #include <string.h>
 
 #include "bus-api.h"
-#include "manager.h"
 
 /* Bounds the daemon's work per signal whatever clients do. */
 #define BUS_SUBSCRIBERS_MAX 256
 
 struct BusSubscriber {
         struct BusSubscriber *next;
-        Manager *manager;
+        BusApi *api;
         char *name;             /* unique bus name */
         uid_t uid;
         sd_bus_track *track;
@@ -32,11 +31,11 @@ static BusSubscriber *subscriber_free(BusSubscriber *s) {
         return NULL;
 }
 
-static void subscriber_remove(Manager *m, BusSubscriber *s) {
-        for (BusSubscriber **p = &m->bus_subscribers; *p; p = &(*p)->next)
+static void subscriber_remove(BusApi *b, BusSubscriber *s) {
+        for (BusSubscriber **p = &b->subscribers; *p; p = &(*p)->next)
                 if (*p == s) {
                         *p = s->next;
-                        m->n_bus_subscribers--;
+                        b->n_subscribers--;
                         break;
                 }
         subscriber_free(s);
@@ -46,66 +45,66 @@ static void subscriber_remove(Manager *m, BusSubscriber *s) {
 static int on_track_empty(sd_bus_track *track, void *userdata) {
         BusSubscriber *s = userdata;
 
-        subscriber_remove(s->manager, s);
+        subscriber_remove(s->api, s);
         return 0;
 }
 
-static BusSubscriber *subscriber_find(Manager *m, const char *name) {
-        for (BusSubscriber *s = m->bus_subscribers; s; s = s->next)
+static BusSubscriber *subscriber_find(BusApi *b, const char *name) {
+        for (BusSubscriber *s = b->subscribers; s; s = s->next)
                 if (strcmp(s->name, name) == 0)
                         return s;
         return NULL;
 }
 
-int bus_subscribe(Manager *m, const char *name, uid_t uid) {
+int bus_subscribe(BusApi *b, const char *name, uid_t uid) {
         BusSubscriber *s;
         int r;
 
-        if (subscriber_find(m, name))
+        if (subscriber_find(b, name))
                 return 0;
-        if (m->n_bus_subscribers >= BUS_SUBSCRIBERS_MAX)
+        if (b->n_subscribers >= BUS_SUBSCRIBERS_MAX)
                 return -EUSERS;
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
-        *s = (BusSubscriber) { .manager = m, .uid = uid, .name = strdup(name) };
+        *s = (BusSubscriber) { .api = b, .uid = uid, .name = strdup(name) };
         if (!s->name) {
                 subscriber_free(s);
                 return -ENOMEM;
         }
-        r = sd_bus_track_new(m->bus, &s->track, on_track_empty, s);
+        r = sd_bus_track_new(b->bus, &s->track, on_track_empty, s);
         if (r >= 0)
                 r = sd_bus_track_add_name(s->track, name);
         if (r < 0) {
                 subscriber_free(s);
                 return r;
         }
-        s->next = m->bus_subscribers;
-        m->bus_subscribers = s;
-        m->n_bus_subscribers++;
+        s->next = b->subscribers;
+        b->subscribers = s;
+        b->n_subscribers++;
         return 0;
 }
 
-int bus_unsubscribe(Manager *m, const char *name) {
-        BusSubscriber *s = subscriber_find(m, name);
+int bus_unsubscribe(BusApi *b, const char *name) {
+        BusSubscriber *s = subscriber_find(b, name);
 
         if (!s)
                 return -ENOENT;
-        subscriber_remove(m, s);
+        subscriber_remove(b, s);
         return 0;
 }
 
-void bus_subscribers_free(Manager *m) {
-        while (m->bus_subscribers)
-                subscriber_remove(m, m->bus_subscribers);
+void bus_subscribers_free(BusApi *b) {
+        while (b->subscribers)
+                subscriber_remove(b, b->subscribers);
 }
 
-const char *bus_subscriber_next(Manager *m, const Injection *inj, BusSubscriber **iter) {
-        BusSubscriber *s = *iter ? (*iter)->next : m->bus_subscribers;
+const char *bus_subscriber_next(BusApi *b, const Injection *inj, BusSubscriber **iter) {
+        BusSubscriber *s = *iter ? (*iter)->next : b->subscribers;
+        const char *owner = bus_injection_owner(b, inj);
 
         for (; s; s = s->next)
-                if ((s->uid == 0 || s->uid == inj->owner_uid) &&
-                    !(inj->owner_bus_name && strcmp(s->name, inj->owner_bus_name) == 0)) {
+                if ((s->uid == 0 || s->uid == inj->owner_uid) && !(owner && strcmp(s->name, owner) == 0)) {
                         *iter = s;
                         return s->name;
                 }

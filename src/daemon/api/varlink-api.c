@@ -2,7 +2,9 @@
 /* The Varlink front end: org.injectd.Injector on
  * /run/injectd/org.injectd.Injector (or the socket systemd passes). Like the
  * D-Bus one, it only translates: parameters go to the manager as they came,
- * and answers and errors come back with the same names. */
+ * and answers and errors come back with the same names. An injection's
+ * requester is its connection: the injection ends when it closes, unless
+ * it detached. */
 
 #include <errno.h>
 #include <stdlib.h>
@@ -15,7 +17,7 @@
 #include "config.h"
 #include "json-util.h"
 #include "log.h"
-#include "manager.h"
+#include "varlink-api.h"
 
 #define VARLINK_SOCKET "/run/injectd/org.injectd.Injector"
 #define IFACE "org.injectd.Injector"
@@ -156,7 +158,10 @@ static int method_inject(VarlinkConn *c, json_object *params, VarlinkMethodFlags
 
         if (!caller)
                 return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, "Cannot identify the caller");
-        return manager_inject(userdata, caller, params, -1, c, on_inject_done, varlink_conn_ref(c), NULL);
+        /* The connection is the requester's handle: the tracker below, and
+         * manager_requester_gone() when it closes. */
+        return manager_inject(((VarlinkApi *) userdata)->manager, caller, params, -1, c, on_inject_done,
+                              varlink_conn_ref(c), NULL);
 }
 
 static void on_done(Manager *m, const InjectError *err, void *userdata) {
@@ -191,7 +196,7 @@ static int method_cancel(VarlinkConn *c, json_object *params, VarlinkMethodFlags
                 return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, "'id' (a string) is required");
         if (!caller)
                 return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, "Cannot identify the caller");
-        return manager_cancel(userdata, caller, id, interactive_of(params), on_done, varlink_conn_ref(c));
+        return manager_cancel(((VarlinkApi *) userdata)->manager, caller, id, interactive_of(params), on_done, varlink_conn_ref(c));
 }
 
 static int method_reload_policy(VarlinkConn *c, json_object *params, VarlinkMethodFlags flags, void *userdata) {
@@ -202,7 +207,7 @@ static int method_reload_policy(VarlinkConn *c, json_object *params, VarlinkMeth
                 return 0;
         if (!caller)
                 return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, "Cannot identify the caller");
-        return manager_reload_policy_as(userdata, caller, interactive_of(params), on_done, varlink_conn_ref(c));
+        return manager_reload_policy_as(((VarlinkApi *) userdata)->manager, caller, interactive_of(params), on_done, varlink_conn_ref(c));
 }
 
 static int method_get_capabilities(VarlinkConn *c, json_object *params, VarlinkMethodFlags flags, void *userdata) {
@@ -216,7 +221,7 @@ static int method_get_capabilities(VarlinkConn *c, json_object *params, VarlinkM
                 return 0;
         if (!caller)
                 return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, "Cannot identify the caller");
-        r = manager_capabilities_json(userdata, caller, &o);
+        r = manager_capabilities_json(((VarlinkApi *) userdata)->manager, caller, &o);
         if (r < 0)
                 return r;
         p = json_object_new_object();
@@ -242,7 +247,7 @@ static int method_list_functions(VarlinkConn *c, json_object *params, VarlinkMet
                                           "The pattern must be at most 256 characters");
         if (!caller)
                 return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, "Cannot identify the caller");
-        r = manager_functions_json(userdata, caller, pattern, &o);
+        r = manager_functions_json(((VarlinkApi *) userdata)->manager, caller, pattern, &o);
         if (r < 0) {
                 InjectError err = {};
 
@@ -271,7 +276,7 @@ static int method_list_injections(VarlinkConn *c, json_object *params, VarlinkMe
                 return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, "'all' must be a boolean");
         if (!caller)
                 return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, "Cannot identify the caller");
-        r = manager_list_json(userdata, caller, all, &o, &err);
+        r = manager_list_json(((VarlinkApi *) userdata)->manager, caller, all, &o, &err);
         if (r < 0)
                 return err.name ? reply_error(c, &err) : r;
         p = json_object_new_object();
@@ -294,7 +299,7 @@ static int method_watch(VarlinkConn *c, json_object *params, VarlinkMethodFlags 
                 return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, "'ids' must be an array of ids");
         if (!caller)
                 return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, "Cannot identify the caller");
-        r = manager_add_watcher(userdata, c, caller, ids);
+        r = varlink_watch_add(userdata, c, caller, ids);
         if (r == -EINVAL)
                 return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT,
                                           "'ids' must hold 1 to 64 injection ids (16 hex digits each)");
@@ -310,40 +315,163 @@ static int method_watch(VarlinkConn *c, json_object *params, VarlinkMethodFlags 
         }
 }
 
+struct VarlinkOwned {
+        VarlinkOwned *next;
+        uint64_t id;
+        VarlinkConn *conn;      /* not a reference: the entry goes when it closes */
+};
+
+static void owned_forget(VarlinkApi *v, VarlinkOwned *o) {
+        for (VarlinkOwned **pp = &v->owned; *pp; pp = &(*pp)->next)
+                if (*pp == o) {
+                        *pp = o->next;
+                        free(o);
+                        return;
+                }
+}
+
+static VarlinkOwned *owned_find(VarlinkApi *v, uint64_t id, VarlinkConn *c) {
+        for (VarlinkOwned *o = v->owned; o; o = o->next)
+                if (c ? o->conn == c : o->id == id)
+                        return o;
+        return NULL;
+}
+
+/* owner is the requester's connection; after a restart there is none, and
+ * the core watches the requester's process instead. */
+static int track_owner(Manager *m, Injection *inj, const Caller *c, void *owner, void *userdata) {
+        VarlinkApi *v = userdata;
+        VarlinkOwned *o;
+
+        if (!owner)
+                return 0;
+        o = calloc(1, sizeof(*o));
+        if (!o)
+                return -ENOMEM;
+        *o = (VarlinkOwned) { .next = v->owned, .id = inj->id, .conn = owner };
+        v->owned = o;
+        return 1;
+}
+
 static void on_disconnect(VarlinkServer *s, VarlinkConn *c, void *userdata) {
         Caller *caller = varlink_conn_set_userdata(c, NULL);
+        VarlinkApi *v = userdata;
+        VarlinkOwned *o;
 
-        manager_owner_disconnected(userdata, c);
+        varlink_watch_remove(v, c);
+        if (!v->stopping) {
+                manager_requester_gone(v->manager, c);
+                /* Removing one may remove entries of the list: start over each time. */
+                while ((o = owned_find(v, 0, c))) {
+                        Injection *inj = manager_find(v->manager, o->id);
+
+                        owned_forget(v, o);
+                        if (inj)
+                                manager_owner_gone(v->manager, inj);
+                }
+        }
         if (caller) {
                 caller_done(caller);
                 free(caller);
         }
 }
 
-int varlink_api_start(Manager *m) {
+static void on_added(Manager *m, Injection *inj, void *userdata) {
+        _cleanup_(json_object_putp) json_object *ev = NULL;
+        VarlinkApi *v = userdata;
+
+        if (!v->watchers)
+                return;
+        ev = json_object_new_object();
+        if (!ev)
+                return;
+        json_object_object_add(ev, "type", json_object_new_string("added"));
+        json_object_object_add(ev, "id", json_object_new_string(inj->id_str));
+        json_object_object_add(ev, "injection", injection_to_json(inj));
+        varlink_watch_send(v, inj, ev);
+}
+
+static void on_removed(Manager *m, Injection *inj, RemoveReason reason, void *userdata) {
+        _cleanup_(json_object_putp) json_object *ev = NULL;
+        VarlinkApi *v = userdata;
+        VarlinkOwned *o = owned_find(v, inj->id, NULL);
+
+        if (o)
+                owned_forget(v, o);
+        if (!v->watchers)
+                return;
+        ev = json_object_new_object();
+        if (!ev)
+                return;
+        json_object_object_add(ev, "type", json_object_new_string("removed"));
+        json_object_object_add(ev, "id", json_object_new_string(inj->id_str));
+        json_object_object_add(ev, "reason", json_object_new_string(remove_reason_to_string(reason)));
+        json_object_object_add(ev, "injection", injection_to_json(inj));
+        varlink_watch_send(v, inj, ev);
+}
+
+static void on_fault(Manager *m, Injection *inj, const struct inject_event *ev, const char *comm, void *userdata) {
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        VarlinkApi *v = userdata;
+
+        if (!v->watchers)
+                return;
+        o = injection_fault_to_json(inj, ev, comm);
+        varlink_watch_send(v, inj, o);
+}
+
+VarlinkApi *varlink_api_free(VarlinkApi *v) {
+        if (!v)
+                return NULL;
+        manager_remove_listener(v->manager, &v->listener);
+        manager_set_owner_tracker(v->manager, TRANSPORT_VARLINK, NULL);
+        /* Closing the connections now is the daemon stopping, not the
+         * requesters leaving: their injections stay (--keep-on-exit). */
+        v->stopping = true;
+        varlink_server_free(v->server);
+        varlink_watch_remove(v, NULL);
+        while (v->owned)
+                owned_forget(v, v->owned);
+        free(v);
+        return NULL;
+}
+
+int varlink_api_new(Manager *m, VarlinkApi **ret) {
         static const VarlinkServerInfo info = {
                 .vendor = "injectd",
                 .product = "injectd",
                 .version = PROJECT_VERSION,
                 .url = "https://github.com/injectd/injectd",
         };
+        _cleanup_(varlink_api_freep) VarlinkApi *v = NULL;
         int r, n;
 
-        r = varlink_server_new(m->event, &info, &m->varlink);
+        v = calloc(1, sizeof(*v));
+        if (!v)
+                return log_oom();
+        v->manager = m;
+        v->listener = (ManagerListener) { .added = on_added, .removed = on_removed, .fault = on_fault, .userdata = v };
+        v->tracker = (OwnerTracker) { .track = track_owner, .userdata = v };
+        r = manager_add_listener(m, &v->listener);
+        if (r < 0)
+                return log_oom();
+        manager_set_owner_tracker(m, TRANSPORT_VARLINK, &v->tracker);
+
+        r = varlink_server_new(m->event, &info, &v->server);
         if (r < 0)
                 return log_error_errno(r, "Failed to create the Varlink server: %m");
-        r = varlink_server_add_interface(m->varlink, IFACE, varlink_injector_description);
+        r = varlink_server_add_interface(v->server, IFACE, varlink_injector_description);
         if (r < 0)
                 return log_error_errno(r, "Failed to add the Varlink interface: %m");
-        if ((r = varlink_server_bind_method(m->varlink, IFACE ".GetCapabilities", method_get_capabilities, m)) < 0 ||
-            (r = varlink_server_bind_method(m->varlink, IFACE ".ListFunctions", method_list_functions, m)) < 0 ||
-            (r = varlink_server_bind_method(m->varlink, IFACE ".Inject", method_inject, m)) < 0 ||
-            (r = varlink_server_bind_method(m->varlink, IFACE ".ListInjections", method_list_injections, m)) < 0 ||
-            (r = varlink_server_bind_method(m->varlink, IFACE ".Cancel", method_cancel, m)) < 0 ||
-            (r = varlink_server_bind_method(m->varlink, IFACE ".Watch", method_watch, m)) < 0 ||
-            (r = varlink_server_bind_method(m->varlink, IFACE ".ReloadPolicy", method_reload_policy, m)) < 0)
+        if ((r = varlink_server_bind_method(v->server, IFACE ".GetCapabilities", method_get_capabilities, v)) < 0 ||
+            (r = varlink_server_bind_method(v->server, IFACE ".ListFunctions", method_list_functions, v)) < 0 ||
+            (r = varlink_server_bind_method(v->server, IFACE ".Inject", method_inject, v)) < 0 ||
+            (r = varlink_server_bind_method(v->server, IFACE ".ListInjections", method_list_injections, v)) < 0 ||
+            (r = varlink_server_bind_method(v->server, IFACE ".Cancel", method_cancel, v)) < 0 ||
+            (r = varlink_server_bind_method(v->server, IFACE ".Watch", method_watch, v)) < 0 ||
+            (r = varlink_server_bind_method(v->server, IFACE ".ReloadPolicy", method_reload_policy, v)) < 0)
                 return log_error_errno(r, "Failed to bind Varlink methods: %m");
-        r = varlink_server_set_disconnect_callback(m->varlink, on_disconnect, m);
+        r = varlink_server_set_disconnect_callback(v->server, on_disconnect, v);
         if (r < 0)
                 return r;
 
@@ -351,16 +479,17 @@ int varlink_api_start(Manager *m) {
         n = sd_listen_fds(true);
         if (n > 0) {
                 for (int fd = SD_LISTEN_FDS_START; fd < SD_LISTEN_FDS_START + n; fd++) {
-                        r = varlink_server_listen_fd(m->varlink, fd);
+                        r = varlink_server_listen_fd(v->server, fd);
                         if (r < 0)
                                 return log_error_errno(r, "Failed to listen on the passed socket: %m");
                 }
-                return 0;
+        } else {
+                (void) mkdir("/run/injectd", 0755);
+                /* Everyone may connect: every call is authorized on its own. */
+                r = varlink_server_listen_address(v->server, VARLINK_SOCKET, 0666);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to listen on '%s': %m", VARLINK_SOCKET);
         }
-        (void) mkdir("/run/injectd", 0755);
-        /* Everyone may connect: every call is authorized on its own. */
-        r = varlink_server_listen_address(m->varlink, VARLINK_SOCKET, 0666);
-        if (r < 0)
-                return log_error_errno(r, "Failed to listen on '%s': %m", VARLINK_SOCKET);
+        *ret = TAKE_PTR(v);
         return 0;
 }

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* The Varlink front end: org.injectd.Injector on /run/injectd (or the
+ * socket systemd passes). It keeps everything Varlink: the connections
+ * that own injections and the Watch streams; the core hears nothing of it
+ * but its ManagerListener and OwnerTracker. */
+
+#include "manager.h"
+#include "varlink.h"
+
+typedef struct VarlinkWatcher VarlinkWatcher;
+typedef struct VarlinkOwned VarlinkOwned;
+
+typedef struct VarlinkApi {
+        Manager *manager;
+        VarlinkServer *server;
+        ManagerListener listener;
+        OwnerTracker tracker;
+        VarlinkWatcher *watchers;       /* Watch streams */
+        VarlinkOwned *owned;            /* injections whose requester is still connected */
+        bool stopping;                  /* being freed: disconnections are not the requesters' doing */
+} VarlinkApi;
+
+/* Creates the server and listens. */
+int varlink_api_new(Manager *m, VarlinkApi **ret);
+VarlinkApi *varlink_api_free(VarlinkApi *v);
+DEFINE_TRIVIAL_CLEANUP_FUNC(VarlinkApi *, varlink_api_free);
+
+/* Watch streams (varlink-watch.c). ids: a JSON array of injection ids, or
+ * NULL for all the caller may see; -EINVAL if it names none or a bad one. */
+int varlink_watch_add(VarlinkApi *v, VarlinkConn *c, const Caller *caller, json_object *ids);
+void varlink_watch_remove(VarlinkApi *v, VarlinkConn *c);
+/* Sends event to the streams that follow inj. */
+void varlink_watch_send(VarlinkApi *v, Injection *inj, json_object *event);

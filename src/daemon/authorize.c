@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/* The authorization step of the request path (request-pipeline.c): rate,
+ * policy, limits, and the polkit action to ask for. Root passes the rate
+ * and the per-user limit, never the global one. */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "authorize.h"
+#include "injection.h"
+#include "polkit.h"
+#include "time-util.h"
+
+struct RateEntry {
+        uid_t uid;
+        uint64_t window;        /* minute number */
+        unsigned count;
+};
+
+static bool rate_ok(Manager *m, uid_t uid) {
+        uint64_t minute = now_nsec(CLOCK_BOOTTIME) / (60ULL * 1000000000ULL);
+        struct RateEntry *e = NULL;
+
+        if (uid == 0 || m->options.rate_per_minute == 0)
+                return true;
+        for (size_t i = 0; i < m->n_rates; i++)
+                if (m->rates[i].uid == uid)
+                        e = &m->rates[i];
+        if (!e) {
+                struct RateEntry *v = realloc(m->rates, (m->n_rates + 1) * sizeof(*v));
+                if (!v)
+                        return false;
+                m->rates = v;
+                e = &m->rates[m->n_rates++];
+                *e = (struct RateEntry) { .uid = uid, .window = minute };
+        }
+        if (e->window != minute) {
+                e->window = minute;
+                e->count = 0;
+        }
+        return ++e->count <= m->options.rate_per_minute;
+}
+
+int authorize_rate(Manager *m, const Caller *c, InjectError *err) {
+        if (!rate_ok(m, c->uid))
+                return inject_error_set(err, -EBUSY, INJECT_ERROR_LIMIT,
+                                        "Too many requests: at most %u injections per minute per user",
+                                        m->options.rate_per_minute);
+        return 0;
+}
+
+int authorize_request(Manager *m, const Caller *c, const InjectRequest *req, const ScopeResolution *scope,
+                      PolicyVerdict *verdict, InjectError *err) {
+        unsigned active;
+        int r;
+
+        r = policy_glue_check(m->policy, c, req, scope->kind, verdict, err);
+        if (r < 0)
+                return r;
+        active = manager_count_active(m, c->uid, false);
+        if (c->uid != 0 && verdict->max_active && active >= verdict->max_active)
+                return inject_error_set(err, -EUSERS, INJECT_ERROR_LIMIT,
+                                        "You have %u active injections; rule '%s' allows at most %u",
+                                        active, verdict->rule, verdict->max_active);
+        if (manager_count_active(m, 0, true) >= m->options.max_active)
+                return inject_error_set(err, -EUSERS, INJECT_ERROR_LIMIT,
+                                        "The daemon holds its maximum of %u active injections",
+                                        m->options.max_active);
+        return 0;
+}
+
+const char *authorize_polkit_action(const ScopeResolution *scope) {
+        /* Failing tasks that are not the caller's own is a separate grant. */
+        return scope->foreign ? POLKIT_ACTION_INJECT_GLOBAL : POLKIT_ACTION_INJECT;
+}
+
+PolkitSubject authorize_polkit_subject(const Caller *c) {
+        return (PolkitSubject) {
+                .kind = c->transport == TRANSPORT_BUS ? POLKIT_SUBJECT_BUS_NAME : POLKIT_SUBJECT_PROCESS,
+                .bus_name = c->bus_name,
+                .pid = c->pid,
+                .uid = c->uid,
+                .start_time = c->start_ticks,
+        };
+}

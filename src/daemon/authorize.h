@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* Who may have what, decided in one place: the per-user request rate, the
+ * policy's verdict, the per-user and global limits on active injections,
+ * and which polkit action the request then needs. */
+
+#include "manager.h"
+#include "policy-check.h"
+#include "polkit.h"
+#include "scope-resolve.h"
+
+/* Counts one Inject call of c's user; -EBUSY past the per-minute rate.
+ * Called before the request is examined further, so that malformed and
+ * refused requests count too. */
+int authorize_rate(Manager *m, const Caller *c, InjectError *err);
+
+/* The policy's verdict on req for scope, then the limits. verdict is
+ * filled as far as the decision went (its rule names a refusal's rule). */
+int authorize_request(Manager *m, const Caller *c, const InjectRequest *req, const ScopeResolution *scope,
+                      PolicyVerdict *verdict, InjectError *err);
+
+/* The polkit action a request for scope needs. */
+const char *authorize_polkit_action(const ScopeResolution *scope);
+
+/* The requester as polkit knows it: its bus name on D-Bus, its process
+ * (with its start time) on Varlink. */
+PolkitSubject authorize_polkit_subject(const Caller *c);

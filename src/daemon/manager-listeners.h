@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* The core's side of the front ends' registrations (manager.h): tells every
+ * ManagerListener what happened, in the order they registered. */
+
+#include "manager.h"
+
+void manager_publish_added(Manager *m, Injection *inj);
+void manager_publish_removed(Manager *m, Injection *inj, RemoveReason reason);
+void manager_publish_fault(Manager *m, Injection *inj, const struct inject_event *ev, const char *comm);
+
+/* The tracker of inj's transport, or NULL when no front end serves it. */
+const OwnerTracker *manager_owner_tracker(Manager *m, Transport t);

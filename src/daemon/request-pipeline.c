@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: MIT */
+/* The path of an Inject request, one step per function:
+ *   parse → resolve the scope → authorize (authorize.c) → polkit → arm → track.
+ * Every refusal is logged as a decision and answered through the request's
+ * callback, exactly once. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <time.h>
+
+#include "audit.h"
+#include "authorize.h"
+#include "fault-events.h"
+#include "injection-store.h"
+#include "injection.h"
+#include "log.h"
+#include "manager-listeners.h"
+#include "request-pipeline.h"
+#include "time-util.h"
+
+struct PendingRequest {
+        PendingRequest *next;
+        Manager *manager;
+        Caller caller;
+        InjectRequest req;
+        ScopeResolution scope;
+        PolicyVerdict verdict;
+        PolkitCheck *check;
+        void *owner;            /* the front end's handle on the requester */
+        manager_inject_cb cb;
+        void *userdata;
+};
+
+static void pending_unlink(Manager *m, PendingRequest *p) {
+        for (PendingRequest **pp = &m->pending; *pp; pp = &(*pp)->next)
+                if (*pp == p) {
+                        *pp = p->next;
+                        break;
+                }
+}
+
+static void pending_free(PendingRequest *p) {
+        if (!p)
+                return;
+        polkit_check_free(p->check);
+        caller_done(&p->caller);
+        request_done(&p->req);
+        policy_verdict_done(&p->verdict);
+        free(p);
+}
+
+void pending_request_cancel(PendingRequest *p) {
+        if (!p)
+                return;
+        pending_unlink(p->manager, p);
+        pending_free(p);
+}
+
+void pending_requests_free(Manager *m) {
+        while (m->pending) {
+                PendingRequest *p = m->pending;
+
+                m->pending = p->next;
+                pending_free(p);
+        }
+}
+
+/* Answers p with err, after the audit trail says why. */
+static void refuse(PendingRequest *p, const char *polkit, const InjectError *err) {
+        const InjectRequest *req = p->req.function ? &p->req : NULL;
+
+        audit_log(LOG_NOTICE, &(AuditRecord) {
+                        .event = "decision", .caller = &p->caller, .function = req ? req->function : NULL,
+                        .value = req ? &req->retval : NULL, .scope = p->scope.desc[0] ? p->scope.desc : NULL,
+                        .result = "denied", .rule = p->verdict.rule, .polkit = polkit, .reason = err->name,
+                  }, "Refused injection for uid %u: %s", (unsigned) p->caller.uid, err->message);
+        p->cb(p->manager, NULL, err, p->userdata);
+}
+
+/* Step 1: the request as the front end passed it, and whether this kernel
+ * can fail that function that way at all. */
+static int parse(PendingRequest *p, json_object *request, int cgroup_fd, InjectError *err) {
+        int r;
+
+        r = request_from_json(request, &p->req, err);
+        if (r < 0)
+                return r;
+        if (cgroup_fd >= 0) {
+                if (p->req.scope != REQUEST_SCOPE_OWN_CGROUP && p->req.scope != REQUEST_SCOPE_CGROUP)
+                        return inject_error_set(err, -EINVAL, INJECT_ERROR_INVALID_ARGUMENT,
+                                                "A cgroup fd only goes with scope \"cgroup\"");
+                p->req.scope = REQUEST_SCOPE_CGROUP;
+                p->req.cgroup_fd = fcntl(cgroup_fd, F_DUPFD_CLOEXEC, 3);
+                if (p->req.cgroup_fd < 0)
+                        return negative_errno();
+        }
+        return engine_check(p->manager->engine, &(InjectSpec) { .function = p->req.function,
+                                                                .retval = p->req.retval,
+                                                                .backend = p->req.backend }, err);
+}
+
+/* Step 5: the engine arms it. */
+static int arm(PendingRequest *p, uint64_t duration, InjectionInfo *ret, InjectError *err) {
+        Manager *m = p->manager;
+        int r;
+
+        r = manager_open_events(m);
+        if (r < 0)
+                log_warning_errno(r, "Cannot read injected-fault events, ignoring: %m");
+
+        r = engine_arm(m->engine, &(InjectSpec) {
+                                .function = p->req.function,
+                                .backend = p->req.backend,
+                                .retval = p->req.retval,
+                                .duration_usec = duration,
+                                .scope = p->scope.kind,
+                                .cgroup_id = p->scope.cgroup_id,
+                                .cgroup_level = p->scope.cgroup_level,
+                                .pid = p->scope.pid,
+                                .comm = p->req.comm,
+                                .callers = (const char *const *) p->req.callers,
+                                .n_callers = p->req.n_callers,
+                                .after = p->req.after,
+                                .every = p->req.every,
+                                .times = p->req.times,
+                                .probability_ppm = p->req.probability_ppm,
+                                /* Root, and a holder of inject-global, may fail anyone's
+                                 * tasks; everyone else only tasks fully running as them. */
+                                .owner_uid = p->caller.uid == 0 || p->scope.foreign ? INJECT_UID_ANY : p->caller.uid,
+                        }, ret, err);
+        /* It may have re-attached a cached site, or retired one it failed to arm. */
+        manager_site_cache_schedule(m);
+        if (r < 0 && !err->name)
+                inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED, "Cannot arm: %s", strerror(-r));
+        return r;
+}
+
+/* Step 6: the table takes it, with its record, its deadline and its
+ * requester's lifetime. On failure it is disarmed again. */
+static int track(PendingRequest *p, const InjectionInfo *info, uint64_t duration, const char *polkit_how,
+                 Injection **ret, InjectError *err) {
+        Manager *m = p->manager;
+        Injection *inj;
+        int r;
+
+        r = injection_add(m, info, &inj);
+        if (r < 0) {
+                (void) engine_disarm(m->engine, info->id, NULL, NULL);
+                return inject_error_set(err, -ENOMEM, INJECT_ERROR_KERNEL_REFUSED, "Out of memory");
+        }
+        inj->owner_uid = p->caller.uid;
+        inj->owner_pid = p->caller.pid;
+        inj->owner_start = p->caller.start_ticks;
+        inj->transport = p->caller.transport;
+        inj->detach = p->req.detach;
+        inj->rule = strdup(p->verdict.rule ?: "");
+        inj->scope_desc = strdup(p->scope.desc);
+        inj->polkit_how = strdup(polkit_how ?: "");
+        inj->created_usec = now_usec(CLOCK_REALTIME);
+        inj->expires_usec = inj->created_usec + duration;
+
+        r = injection_store_save(inj, &p->caller);
+        if (r >= 0)
+                r = injection_arm_timer(inj);
+        if (r >= 0)
+                r = injection_follow_owner(inj, &p->caller, p->owner);
+        if (r == -ESRCH) {
+                /* Gone while we were deciding. */
+                (void) manager_remove(m, inj, REMOVE_OWNER_GONE);
+                return inject_error_set(err, r, INJECT_ERROR_INVALID_ARGUMENT, "The requester has gone");
+        }
+        if (r < 0) {
+                (void) manager_remove(m, inj, REMOVE_DAEMON_ERROR);
+                return inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED, "Cannot track the injection: %s",
+                                        strerror(-r));
+        }
+        *ret = inj;
+        return 0;
+}
+
+static bool requester_left(PendingRequest *p) {
+        const OwnerTracker *t = manager_owner_tracker(p->manager, p->caller.transport);
+
+        return !p->req.detach && t && t->gone && t->gone(p->manager, &p->caller, p->owner, t->userdata);
+}
+
+/* Steps 5 and 6, once polkit said yes. */
+static void arm_and_track(PendingRequest *p, const char *polkit_how) {
+        Manager *m = p->manager;
+        InjectError err = {};
+        InjectionInfo info;
+        Injection *inj;
+        uint64_t duration = p->req.duration_usec ?: p->verdict.max_duration_usec;
+
+        /* A requester that left while polkit decided gets nothing armed. */
+        if (requester_left(p)) {
+                inject_error_set(&err, -ECONNRESET, INJECT_ERROR_INVALID_ARGUMENT,
+                                 "The requester disconnected before the answer");
+                return refuse(p, polkit_how, &err);
+        }
+        if (arm(p, duration, &info, &err) < 0)
+                return refuse(p, polkit_how, &err);
+        if (track(p, &info, duration, polkit_how, &inj, &err) < 0) {
+                p->cb(m, NULL, &err, p->userdata);
+                return;
+        }
+
+        audit_log(LOG_INFO, &(AuditRecord) {
+                        .event = "armed", .caller = &p->caller, .id = inj->id, .function = inj->info.function,
+                        .value = (const int64_t *) &inj->info.slot.retval, .scope = inj->scope_desc, .result = "allowed",
+                        .rule = inj->rule, .polkit = polkit_how,
+                  }, "Armed %s: '%s' returns %lld for %s, %s backend, for %llus (uid %u, rule '%s', %s)",
+                  inj->id_str, inj->info.function, (long long) inj->info.slot.retval, inj->scope_desc,
+                  backend_to_string(inj->info.backend), (unsigned long long) (duration / 1000000),
+                  (unsigned) p->caller.uid, inj->rule, polkit_how ?: "-");
+        manager_publish_added(m, inj);
+        p->cb(m, inj, NULL, p->userdata);
+}
+
+static void on_polkit_result(const PolkitResult *res, void *userdata) {
+        PendingRequest *p = userdata;
+        InjectError err = {};
+
+        pending_unlink(p->manager, p);
+        if (res->allowed)
+                arm_and_track(p, res->how);
+        else {
+                if (res->error < 0)
+                        inject_error_set(&err, res->error, INJECT_ERROR_AUTH_UNAVAILABLE,
+                                         "polkit could not be asked, and --polkit=required: %s",
+                                         res->error_message ?: strerror(-res->error));
+                else
+                        inject_error_set(&err, -EACCES, INJECT_ERROR_NOT_AUTHORIZED,
+                                         "polkit did not authorize %s%s", authorize_polkit_action(&p->scope),
+                                         res->challenge ? " (interactive authentication could; ask with "
+                                         "interactive authorization allowed)" : "");
+                refuse(p, res->how, &err);
+        }
+        pending_free(p);
+}
+
+/* Step 4: polkit, asynchronously; the request waits in m->pending. */
+static int ask_polkit(PendingRequest *p, InjectError *err) {
+        Manager *m = p->manager;
+        PolkitSubject subject = authorize_polkit_subject(&p->caller);
+        int r;
+
+        p->next = m->pending;
+        m->pending = p;
+        r = polkit_check_async(m->polkit, &subject, authorize_polkit_action(&p->scope), NULL, p->req.interactive,
+                               on_polkit_result, p, &p->check);
+        if (r < 0) {
+                pending_unlink(m, p);
+                return inject_error_set(err, r, INJECT_ERROR_AUTH_UNAVAILABLE, "Cannot ask polkit: %s",
+                                        strerror(-r));
+        }
+        return 0;
+}
+
+int manager_inject(Manager *m, const Caller *c, json_object *request, int cgroup_fd, void *owner,
+                   manager_inject_cb cb, void *userdata, PendingRequest **ret) {
+        PendingRequest *p;
+        InjectError err = {};
+        int r;
+
+        p = calloc(1, sizeof(*p));
+        if (!p)
+                return -ENOMEM;
+        *p = (PendingRequest) { .manager = m, .cb = cb, .userdata = userdata, .owner = owner,
+                                .req = INJECT_REQUEST_NULL };
+        r = caller_copy(c, &p->caller);
+        if (r < 0) {
+                free(p);
+                return r;
+        }
+
+        audit_log(LOG_INFO, &(AuditRecord) { .event = "request", .caller = c },
+                  "Injection requested by uid %u (pid %d, %s): %s", (unsigned) c->uid, (int) c->pid,
+                  transport_to_string(c->transport),
+                  request ? json_object_to_json_string_ext(request, JSON_C_TO_STRING_PLAIN) : "(none)");
+
+        r = parse(p, request, cgroup_fd, &err);
+        if (r >= 0)
+                r = authorize_rate(m, c, &err);
+        if (r >= 0)
+                r = resolve_scope(c, &p->req, &p->scope, &err);
+        if (r >= 0)
+                r = authorize_request(m, c, &p->req, &p->scope, &p->verdict, &err);
+        if (r < 0) {
+                if (!err.name)
+                        inject_error_set(&err, r, INJECT_ERROR_INVALID_ARGUMENT, "%s", strerror(-r));
+                refuse(p, NULL, &err);
+                pending_free(p);
+                if (ret)
+                        *ret = NULL;
+                return 0;
+        }
+
+        audit_log(LOG_INFO, &(AuditRecord) {
+                        .event = "decision", .caller = c, .function = p->req.function, .value = &p->req.retval,
+                        .scope = p->scope.desc, .result = "policy-allowed", .rule = p->verdict.rule,
+                  }, "Policy allows uid %u to fail '%s' with %lld for %s (rule '%s'); asking polkit for %s",
+                  (unsigned) c->uid, p->req.function, (long long) p->req.retval, p->scope.desc, p->verdict.rule,
+                  authorize_polkit_action(&p->scope));
+
+        if (ret)
+                *ret = p;
+        r = ask_polkit(p, &err);
+        if (r < 0) {
+                if (ret)
+                        *ret = NULL;
+                refuse(p, NULL, &err);
+                pending_free(p);
+        }
+        return 0;
+}
+
+void manager_requester_gone(Manager *m, void *owner) {
+        if (!owner)
+                return;
+        /* A request still waiting for polkit ends with its requester,
+         * unless it asked to detach: it is answered (the answer goes
+         * nowhere) so the front end lets go of the connection. */
+        for (PendingRequest *p = m->pending, *next; p; p = next) {
+                next = p->next;
+                if (p->owner != owner)
+                        continue;
+                p->owner = NULL;
+                if (!p->req.detach) {
+                        InjectError err = {};
+
+                        inject_error_set(&err, -ECONNRESET, INJECT_ERROR_INVALID_ARGUMENT,
+                                         "The requester disconnected before the answer");
+                        pending_unlink(m, p);
+                        p->cb(m, NULL, &err, p->userdata);
+                        pending_free(p);
+                }
+        }
+}
