@@ -6,54 +6,65 @@
 #include <fnmatch.h>
 #include <string.h>
 
+#include "cleanup.h"
 #include "errno-name.h"
+#include "json-build.h"
+#include "json-util.h"
 #include "manager.h"
 #include "policy-check.h"
 #include "time-util.h"
 
+/* The symbols of the slot's caller filter, or NULL when out of memory. */
+static json_object *injection_callers(Injection *inj) {
+        const struct inject_slot *s = &inj->info.slot;
+        _cleanup_json_ json_object *a = json_object_new_array();
+
+        if (!a)
+                return NULL;
+        for (uint32_t i = 0; i < s->n_callers && i < INJECT_MAX_CALLERS; i++) {
+                const char *n = engine_symbol_name(inj->manager->engine, s->callers[i].start);
+
+                if (json_append_string(a, n ?: "?") < 0)
+                        return NULL;
+        }
+        return TAKE_PTR(a);
+}
+
 json_object *injection_to_json(Injection *inj) {
         const struct inject_slot *s = &inj->info.slot;
-        json_object *o = json_object_new_object();
         const char *ename = s->retval < 0 ? errno_to_name((int) -s->retval) : NULL;
         uint64_t now = now_nsec(CLOCK_BOOTTIME);
+        json_object *o;
+        int r;
 
-        json_object_object_add(o, "id", json_object_new_string(inj->id_str));
-        json_object_object_add(o, "function", json_object_new_string(inj->info.function));
-        json_object_object_add(o, "backend", json_object_new_string(backend_to_string(inj->info.backend)));
-        json_object_object_add(o, "value", json_object_new_int64(s->retval));
-        if (ename)
-                json_object_object_add(o, "error", json_object_new_string(ename));
-        json_object_object_add(o, "scope", json_object_new_string(inj->scope_desc ?: ""));
-        json_object_object_add(o, "owner_uid", json_object_new_int64(inj->owner_uid));
-        json_object_object_add(o, "created_usec", json_object_new_uint64(inj->created_usec));
-        json_object_object_add(o, "expires_usec", json_object_new_uint64(inj->expires_usec));
-        json_object_object_add(o, "remaining_usec",
-                               json_object_new_uint64(s->deadline_ns > now ? (s->deadline_ns - now) / 1000 : 0));
-        json_object_object_add(o, "state", json_object_new_string(injection_state_to_string(inj->info.state)));
-        json_object_object_add(o, "detach", json_object_new_boolean(inj->detach));
-        if (s->comm[0])
-                json_object_object_add(o, "comm", json_object_new_string(s->comm));
-        if (s->after)
-                json_object_object_add(o, "after", json_object_new_uint64(s->after));
-        if (s->every > 1)
-                json_object_object_add(o, "every", json_object_new_uint64(s->every));
-        if (s->times)
-                json_object_object_add(o, "times", json_object_new_uint64(s->times));
-        if (s->probability_ppm < INJECT_PPM)
-                json_object_object_add(o, "probability", json_object_new_double(s->probability_ppm / 10000.0));
-        if (s->n_callers) {
-                json_object *a = json_object_new_array();
-
-                for (uint32_t i = 0; i < s->n_callers && i < INJECT_MAX_CALLERS; i++) {
-                        const char *n = engine_symbol_name(inj->manager->engine, s->callers[i].start);
-                        json_object_array_add(a, json_object_new_string(n ?: "?"));
-                }
-                json_object_object_add(o, "callers", a);
-        }
-        json_object_object_add(o, "rule", json_object_new_string(inj->rule ?: ""));
-        json_object_object_add(o, "calls_seen", json_object_new_uint64(s->seen));
-        json_object_object_add(o, "calls_matched", json_object_new_uint64(s->matched));
-        json_object_object_add(o, "faults_injected", json_object_new_uint64(s->injected));
+        r = json_build_object(&o,
+                              JSON_PAIR_STRING("id", inj->id_str),
+                              JSON_PAIR_STRING("function", inj->info.function),
+                              JSON_PAIR_STRING("backend", backend_to_string(inj->info.backend)),
+                              JSON_PAIR_I64("value", s->retval),
+                              JSON_PAIR_IF(ename, JSON_PAIR_STRING("error", ename)),
+                              JSON_PAIR_STRING("scope", inj->scope_desc ?: ""),
+                              JSON_PAIR_I64("owner_uid", inj->owner_uid),
+                              JSON_PAIR_U64("created_usec", inj->created_usec),
+                              JSON_PAIR_U64("expires_usec", inj->expires_usec),
+                              JSON_PAIR_U64("remaining_usec", s->deadline_ns > now ? (s->deadline_ns - now) / 1000 : 0),
+                              JSON_PAIR_STRING("state", injection_state_to_string(inj->info.state)),
+                              JSON_PAIR_BOOL("detach", inj->detach),
+                              JSON_PAIR_IF(s->comm[0], JSON_PAIR_STRING("comm", s->comm)),
+                              JSON_PAIR_IF(s->after, JSON_PAIR_U64("after", s->after)),
+                              JSON_PAIR_IF(s->every > 1, JSON_PAIR_U64("every", s->every)),
+                              JSON_PAIR_IF(s->times, JSON_PAIR_U64("times", s->times)),
+                              JSON_PAIR_IF(s->probability_ppm < INJECT_PPM,
+                                           JSON_PAIR_DOUBLE("probability", s->probability_ppm / 10000.0)),
+                              JSON_PAIR_IF(s->n_callers,
+                                           JSON_PAIR_OBJECT("callers", s->n_callers ? injection_callers(inj) : NULL)),
+                              JSON_PAIR_STRING("rule", inj->rule ?: ""),
+                              JSON_PAIR_U64("calls_seen", s->seen),
+                              JSON_PAIR_U64("calls_matched", s->matched),
+                              JSON_PAIR_U64("faults_injected", s->injected),
+                              JSON_BUILD_END);
+        if (r < 0)
+                return NULL;
         return o;
 }
 
@@ -62,7 +73,8 @@ bool manager_may_see(Manager *m, const Caller *c, const Injection *inj) {
 }
 
 int manager_list_json(Manager *m, const Caller *c, bool all, json_object **ret, InjectError *err) {
-        json_object *a;
+        _cleanup_json_ json_object *a = NULL;
+        int r;
 
         if (all && c->uid != 0)
                 return inject_error_set(err, -EPERM, INJECT_ERROR_NOT_AUTHORIZED,
@@ -76,54 +88,72 @@ int manager_list_json(Manager *m, const Caller *c, bool all, json_object **ret, 
                 if (!all && inj->owner_uid != c->uid)
                         continue;
                 (void) manager_refresh(m, inj);
-                json_object_array_add(a, injection_to_json(inj));
+                r = json_append(a, injection_to_json(inj));
+                if (r < 0)
+                        return r;
         }
-        *ret = a;
+        *ret = TAKE_PTR(a);
         return 0;
 }
 
 /* manager_capabilities_json() is in capabilities.c. */
 int manager_functions_json(Manager *m, const Caller *c, const char *glob, json_object **ret) {
         const FunctionTable *t;
-        json_object *a;
+        _cleanup_json_ json_object *a = NULL;
         int r;
 
         r = engine_functions(m->engine, &t);
         if (r < 0)
                 return r;
         a = json_object_new_array();
+        if (!a)
+                return -ENOMEM;
         for (size_t i = 0; i < t->n; i++) {
                 const InjectableFunction *f = &t->funcs[i];
-                json_object *o, *bk;
+                _cleanup_json_ json_object *bk = NULL;
+                json_object *o;
                 unsigned mask;
 
                 if (glob && *glob && fnmatch(glob, f->name, 0) != 0)
                         continue;
                 mask = engine_function_backends(m->engine, f);
-                o = json_object_new_object();
-                json_object_object_add(o, "name", json_object_new_string(f->name));
-                if (f->module)
-                        json_object_object_add(o, "module", json_object_new_string(f->module));
-                json_object_object_add(o, "type", json_object_new_string(func_type_to_string(f->type)));
                 bk = json_object_new_array();
-                if (mask & (1u << BACKEND_KPROBE))
-                        json_object_array_add(bk, json_object_new_string("kprobe"));
-                if (mask & (1u << BACKEND_FMOD_RET))
-                        json_object_array_add(bk, json_object_new_string("fmod_ret"));
-                json_object_object_add(o, "backends", bk);
-                json_object_object_add(o, "allowed", json_object_new_boolean(
-                                                       c->uid == 0 || policy_glue_function_allowed(m->policy, c, f->name)));
-                json_object_array_add(a, o);
+                if (!bk)
+                        return -ENOMEM;
+                if (mask & (1u << BACKEND_KPROBE)) {
+                        r = json_append_string(bk, "kprobe");
+                        if (r < 0)
+                                return r;
+                }
+                if (mask & (1u << BACKEND_FMOD_RET)) {
+                        r = json_append_string(bk, "fmod_ret");
+                        if (r < 0)
+                                return r;
+                }
+                r = json_build_object(&o,
+                                      JSON_PAIR_STRING("name", f->name),
+                                      JSON_PAIR_IF(f->module, JSON_PAIR_STRING("module", f->module)),
+                                      JSON_PAIR_STRING("type", func_type_to_string(f->type)),
+                                      JSON_PAIR_OBJECT("backends", TAKE_PTR(bk)),
+                                      JSON_PAIR_BOOL("allowed",
+                                                     c->uid == 0 || policy_glue_function_allowed(m->policy, c, f->name)),
+                                      JSON_BUILD_END);
+                if (r < 0)
+                        return r;
+                r = json_append(a, o);
+                if (r < 0)
+                        return r;
         }
-        *ret = a;
+        *ret = TAKE_PTR(a);
         return 0;
 }
 
 /* The failed call's kernel stack as symbols, innermost first. The frames
  * above the failed function (the BPF program and, for fmod_ret, its
- * trampoline) are ours, not the caller's: they are left out. */
+ * trampoline) are ours, not the caller's: they are left out. NULL when out
+ * of memory. */
 static json_object *fault_stack(Engine *e, const Injection *inj, const struct inject_event *ev) {
-        json_object *a = json_object_new_array();
+        _cleanup_json_ json_object *a = json_object_new_array();
         uint32_t n = ev->n_stack < INJECT_STACK_DEPTH ? ev->n_stack : INJECT_STACK_DEPTH, first = 0;
         size_t fn_len = strlen(inj->info.function);
         char sym[INJECT_STACK_DEPTH][256];
@@ -138,24 +168,30 @@ static json_object *fault_stack(Engine *e, const Injection *inj, const struct in
                         first = i;
                         break;
                 }
-        for (uint32_t i = first; a && i < n; i++)
-                json_object_array_add(a, json_object_new_string(sym[i]));
-        return a;
+        if (!a)
+                return NULL;
+        for (uint32_t i = first; i < n; i++)
+                if (json_append_string(a, sym[i]) < 0)
+                        return NULL;
+        return TAKE_PTR(a);
 }
 
 json_object *injection_fault_to_json(Injection *inj, const struct inject_event *ev, const char *comm) {
-        json_object *o = json_object_new_object();
+        json_object *o;
+        int r;
 
-        if (!o)
+        r = json_build_object(&o,
+                              JSON_PAIR_STRING("type", "fault"),
+                              JSON_PAIR_STRING("id", inj->id_str),
+                              JSON_PAIR_U64("time_ns", ev->time_ns),
+                              JSON_PAIR_I64("pid", ev->pid),
+                              JSON_PAIR_I64("tgid", ev->tgid),
+                              JSON_PAIR_STRING("comm", comm),
+                              JSON_PAIR_STRING("function", inj->info.function),
+                              JSON_PAIR_I64("value", ev->retval),
+                              JSON_PAIR_OBJECT("stack", fault_stack(inj->manager->engine, inj, ev)),
+                              JSON_BUILD_END);
+        if (r < 0)
                 return NULL;
-        json_object_object_add(o, "type", json_object_new_string("fault"));
-        json_object_object_add(o, "id", json_object_new_string(inj->id_str));
-        json_object_object_add(o, "time_ns", json_object_new_uint64(ev->time_ns));
-        json_object_object_add(o, "pid", json_object_new_int(ev->pid));
-        json_object_object_add(o, "tgid", json_object_new_int(ev->tgid));
-        json_object_object_add(o, "comm", json_object_new_string(comm));
-        json_object_object_add(o, "function", json_object_new_string(inj->info.function));
-        json_object_object_add(o, "value", json_object_new_int64(ev->retval));
-        json_object_object_add(o, "stack", fault_stack(inj->manager->engine, inj, ev));
         return o;
 }

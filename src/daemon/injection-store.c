@@ -14,6 +14,7 @@
 
 #include "cleanup.h"
 #include "injection-store.h"
+#include "json-build.h"
 #include "json-util.h"
 #include "parse-util.h"
 
@@ -21,40 +22,61 @@ static void state_path(uint64_t id, char *buf, size_t n) {
         snprintf(buf, n, MANAGER_STATE_DIR "/%016" PRIx64 ".json", id);
 }
 
+/* Creates MANAGER_STATE_DIR and its parent (/run/injectd, or the build
+ * directory the unit tests point it at: never /run/injectd from a test). */
+static int state_dir_make(void) {
+        char parent[sizeof(MANAGER_STATE_DIR)] = MANAGER_STATE_DIR;
+        char *slash = strrchr(parent, '/');
+
+        if (slash && slash != parent) {
+                *slash = '\0';
+                if (mkdir(parent, 0755) < 0 && errno != EEXIST)
+                        return negative_errno();
+        }
+        if (mkdir(MANAGER_STATE_DIR, 0700) < 0 && errno != EEXIST)
+                return negative_errno();
+        return 0;
+}
+
 int injection_store_save(const Injection *inj, const Caller *owner) {
-        _cleanup_(json_object_putp) json_object *o = json_object_new_object();
+        _cleanup_(json_object_putp) json_object *o = NULL;
         char p[256], tmp[272];
         const char *s;
         FILE *f;
+        int r;
 
-        if (!o)
+        r = json_build_object(&o,
+                              JSON_PAIR_STRING("id", inj->id_str),
+                              JSON_PAIR_I64("owner_uid", inj->owner_uid),
+                              JSON_PAIR_I64("owner_pid", inj->owner_pid),
+                              JSON_PAIR_U64("owner_start", inj->owner_start),
+                              JSON_PAIR_STRING("transport", transport_to_string(inj->transport)),
+                              JSON_PAIR_BOOL("detach", inj->detach),
+                              JSON_PAIR_STRING("rule", inj->rule ?: ""),
+                              JSON_PAIR_STRING("scope", inj->scope_desc ?: ""),
+                              JSON_PAIR_STRING("polkit", inj->polkit_how ?: ""),
+                              JSON_PAIR_U64("created_usec", inj->created_usec),
+                              JSON_PAIR_U64("expires_usec", inj->expires_usec),
+                              JSON_PAIR_IF(owner && owner->bus_name,
+                                           JSON_PAIR_STRING("owner_bus_name", owner ? owner->bus_name : NULL)),
+                              JSON_BUILD_END);
+        if (r < 0)
+                return r;
+        s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+        if (!s)
                 return -ENOMEM;
-        json_object_object_add(o, "id", json_object_new_string(inj->id_str));
-        json_object_object_add(o, "owner_uid", json_object_new_int64(inj->owner_uid));
-        json_object_object_add(o, "owner_pid", json_object_new_int64(inj->owner_pid));
-        json_object_object_add(o, "owner_start", json_object_new_uint64(inj->owner_start));
-        json_object_object_add(o, "transport", json_object_new_string(transport_to_string(inj->transport)));
-        json_object_object_add(o, "detach", json_object_new_boolean(inj->detach));
-        json_object_object_add(o, "rule", json_object_new_string(inj->rule ?: ""));
-        json_object_object_add(o, "scope", json_object_new_string(inj->scope_desc ?: ""));
-        json_object_object_add(o, "polkit", json_object_new_string(inj->polkit_how ?: ""));
-        json_object_object_add(o, "created_usec", json_object_new_uint64(inj->created_usec));
-        json_object_object_add(o, "expires_usec", json_object_new_uint64(inj->expires_usec));
-        if (owner && owner->bus_name)
-                json_object_object_add(o, "owner_bus_name", json_object_new_string(owner->bus_name));
 
-        (void) mkdir("/run/injectd", 0755);
-        if (mkdir(MANAGER_STATE_DIR, 0700) < 0 && errno != EEXIST)
-                return negative_errno();
+        r = state_dir_make();
+        if (r < 0)
+                return r;
         state_path(inj->id, p, sizeof(p));
         snprintf(tmp, sizeof(tmp), "%s.tmp", p);
         f = fopen(tmp, "we");
         if (!f)
                 return negative_errno();
-        s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
         fputs(s, f);
         if (fclose(f) != 0 || rename(tmp, p) < 0) {
-                int r = negative_errno();
+                r = negative_errno();
                 (void) unlink(tmp);
                 return r;
         }

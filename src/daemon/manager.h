@@ -172,7 +172,10 @@ Injection *manager_find(Manager *m, uint64_t id);
 int manager_remove(Manager *m, Injection *inj, RemoveReason reason);
 int manager_refresh(Manager *m, Injection *inj);
 
-/* JSON views, the same for both front ends. */
+/* JSON views, the same for both front ends. The two constructors return a
+ * new object, or NULL when out of memory, as json-c's own do: hand them to
+ * json_add()/json_append()/JSON_PAIR_OBJECT(), which report that NULL as
+ * -ENOMEM. */
 json_object *injection_to_json(Injection *inj);
 /* A fault event as Watch streams it: who failed, with what, and the stack. */
 json_object *injection_fault_to_json(Injection *inj, const struct inject_event *ev, const char *comm);

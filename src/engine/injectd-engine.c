@@ -24,6 +24,8 @@
 #include "duration.h"
 #include "engine.h"
 #include "errno-name.h"
+#include "json-build.h"
+#include "json-util.h"
 #include "parse-util.h"
 #include "scope.h"
 
@@ -76,38 +78,37 @@ static int parse_probability(const char *s, uint32_t *ret) {
         return 0;
 }
 
-static json_object *info_to_json(Engine *e, const InjectionInfo *i) {
-        json_object *o = json_object_new_object(), *scope = json_object_new_object(), *callers;
-        char id[17];
-        uint64_t now = now_nsec(CLOCK_BOOTTIME);
-        const char *ename = i->slot.retval < 0 ? errno_to_name((int) -i->slot.retval) : NULL;
-
-        snprintf(id, sizeof(id), "%016" PRIx64, i->id);
-        json_object_object_add(o, "id", json_object_new_string(id));
-        json_object_object_add(o, "function", json_object_new_string(i->function));
-        json_object_object_add(o, "backend", json_object_new_string(backend_to_string(i->backend)));
-        json_object_object_add(o, "state", json_object_new_string(injection_state_to_string(i->state)));
-        json_object_object_add(o, "retval", json_object_new_int64(i->slot.retval));
-        if (ename)
-                json_object_object_add(o, "error", json_object_new_string(ename));
+static json_object *scope_to_json(const InjectionInfo *i) {
+        json_object *o;
 
         switch (i->slot.scope_kind) {
         case INJECT_SCOPE_CGROUP:
-                json_object_object_add(scope, "kind", json_object_new_string("cgroup"));
-                json_object_object_add(scope, "cgroup_id", json_object_new_uint64(i->slot.scope_id));
-                json_object_object_add(scope, "level", json_object_new_int(i->slot.cgroup_level));
-                break;
+                if (json_build_object(&o,
+                                      JSON_PAIR_STRING("kind", "cgroup"),
+                                      JSON_PAIR_U64("cgroup_id", i->slot.scope_id),
+                                      JSON_PAIR_I64("level", i->slot.cgroup_level),
+                                      JSON_BUILD_END) < 0)
+                        return NULL;
+                return o;
         case INJECT_SCOPE_PROCESS:
-                json_object_object_add(scope, "kind", json_object_new_string("process"));
-                json_object_object_add(scope, "pid", json_object_new_int64((int64_t) i->slot.scope_id));
-                break;
+                if (json_build_object(&o,
+                                      JSON_PAIR_STRING("kind", "process"),
+                                      JSON_PAIR_I64("pid", (int64_t) i->slot.scope_id),
+                                      JSON_BUILD_END) < 0)
+                        return NULL;
+                return o;
         default:
-                json_object_object_add(scope, "kind", json_object_new_string("global"));
+                if (json_build_object(&o, JSON_PAIR_STRING("kind", "global"), JSON_BUILD_END) < 0)
+                        return NULL;
+                return o;
         }
-        json_object_object_add(o, "scope", scope);
-        if (i->slot.comm[0])
-                json_object_object_add(o, "comm", json_object_new_string(i->slot.comm));
-        callers = json_object_new_array();
+}
+
+static json_object *callers_to_json(Engine *e, const InjectionInfo *i) {
+        _cleanup_json_ json_object *a = json_object_new_array();
+
+        if (!a)
+                return NULL;
         for (uint32_t c = 0; c < i->slot.n_callers && c < INJECT_MAX_CALLERS; c++) {
                 const char *n = engine_symbol_name(e, i->slot.callers[c].start);
                 char buf[32];
@@ -116,29 +117,66 @@ static json_object *info_to_json(Engine *e, const InjectionInfo *i) {
                         snprintf(buf, sizeof(buf), "0x%" PRIx64, (uint64_t) i->slot.callers[c].start);
                         n = buf;
                 }
-                json_object_array_add(callers, json_object_new_string(n));
+                if (json_append_string(a, n) < 0)
+                        return NULL;
         }
-        json_object_object_add(o, "callers", callers);
-        if (i->slot.owner_uid != INJECT_UID_ANY)
-                json_object_object_add(o, "uid", json_object_new_int64(i->slot.owner_uid));
-        json_object_object_add(o, "after", json_object_new_uint64(i->slot.after));
-        json_object_object_add(o, "every", json_object_new_uint64(i->slot.every));
-        json_object_object_add(o, "times", json_object_new_uint64(i->slot.times));
-        json_object_object_add(o, "probability", json_object_new_double(i->slot.probability_ppm / 10000.0));
-        json_object_object_add(o, "created_ns", json_object_new_uint64(i->slot.created_ns));
-        json_object_object_add(o, "deadline_ns", json_object_new_uint64(i->slot.deadline_ns));
-        json_object_object_add(o, "remaining_ms",
-                               json_object_new_uint64(i->slot.deadline_ns > now ?
-                                                      (i->slot.deadline_ns - now) / 1000000 : 0));
-        json_object_object_add(o, "seen", json_object_new_uint64(i->slot.seen));
-        json_object_object_add(o, "matched", json_object_new_uint64(i->slot.matched));
-        json_object_object_add(o, "injected", json_object_new_uint64(i->slot.injected));
+        return TAKE_PTR(a);
+}
+
+/* A new object, or NULL when out of memory. */
+static json_object *info_to_json(Engine *e, const InjectionInfo *i) {
+        json_object *o;
+        char id[17];
+        uint64_t now = now_nsec(CLOCK_BOOTTIME);
+        const char *ename = i->slot.retval < 0 ? errno_to_name((int) -i->slot.retval) : NULL;
+
+        snprintf(id, sizeof(id), "%016" PRIx64, i->id);
+        if (json_build_object(&o,
+                              JSON_PAIR_STRING("id", id),
+                              JSON_PAIR_STRING("function", i->function),
+                              JSON_PAIR_STRING("backend", backend_to_string(i->backend)),
+                              JSON_PAIR_STRING("state", injection_state_to_string(i->state)),
+                              JSON_PAIR_I64("retval", i->slot.retval),
+                              JSON_PAIR_IF(ename, JSON_PAIR_STRING("error", ename)),
+                              JSON_PAIR_OBJECT("scope", scope_to_json(i)),
+                              JSON_PAIR_IF(i->slot.comm[0], JSON_PAIR_STRING("comm", i->slot.comm)),
+                              JSON_PAIR_OBJECT("callers", callers_to_json(e, i)),
+                              JSON_PAIR_IF(i->slot.owner_uid != INJECT_UID_ANY,
+                                           JSON_PAIR_I64("uid", i->slot.owner_uid)),
+                              JSON_PAIR_U64("after", i->slot.after),
+                              JSON_PAIR_U64("every", i->slot.every),
+                              JSON_PAIR_U64("times", i->slot.times),
+                              JSON_PAIR_DOUBLE("probability", i->slot.probability_ppm / 10000.0),
+                              JSON_PAIR_U64("created_ns", i->slot.created_ns),
+                              JSON_PAIR_U64("deadline_ns", i->slot.deadline_ns),
+                              JSON_PAIR_U64("remaining_ms",
+                                            i->slot.deadline_ns > now ? (i->slot.deadline_ns - now) / 1000000 : 0),
+                              JSON_PAIR_U64("seen", i->slot.seen),
+                              JSON_PAIR_U64("matched", i->slot.matched),
+                              JSON_PAIR_U64("injected", i->slot.injected),
+                              JSON_BUILD_END) < 0)
+                return NULL;
         return o;
 }
 
-static void print_json(json_object *o) {
-        puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
-        json_object_put(o);
+/* Says that the JSON output could not be built; returns the exit status. */
+static int exit_oom(void) {
+        fprintf(stderr, "injectd-engine: Cannot build the JSON output: %s\n", strerror(ENOMEM));
+        return 1;
+}
+
+/* Prints and releases o; o == NULL is the out-of-memory of whatever built
+ * it. Returns 0, or -ENOMEM (said on stderr). */
+static int print_json(json_object *o) {
+        _cleanup_json_ json_object *p = o;
+        const char *s = p ? json_object_to_json_string_ext(p, JSON_C_TO_STRING_PLAIN) : NULL;
+
+        if (!s) {
+                (void) exit_oom();
+                return -ENOMEM;
+        }
+        puts(s);
+        return 0;
 }
 
 static void print_info_text(const InjectionInfo *i) {
@@ -154,11 +192,11 @@ static void print_info_text(const InjectionInfo *i) {
                (uint64_t) i->slot.seen, (uint64_t) i->slot.matched, (uint64_t) i->slot.injected);
 }
 
-static void print_info(Engine *e, const InjectionInfo *i) {
+static int print_info(Engine *e, const InjectionInfo *i) {
         if (arg_json)
-                print_json(info_to_json(e, i));
-        else
-                print_info_text(i);
+                return print_json(info_to_json(e, i));
+        print_info_text(i);
+        return 0;
 }
 
 static int refused(const InjectError *err, int r) {
@@ -192,8 +230,7 @@ static int hold(Engine *e, const InjectionInfo *info) {
         r = engine_disarm(e, info->id, &final, &err);
         if (r < 0)
                 return refused(&err, r);
-        print_info(e, &final);
-        return 0;
+        return print_info(e, &final) < 0 ? 1 : 0;
 }
 
 static int cmd_arm(Engine *e, int argc, char **argv) {
@@ -349,7 +386,7 @@ static int cmd_arm(Engine *e, int argc, char **argv) {
                 return hold(e, &info);
         }
         if (arg_json)
-                print_json(info_to_json(e, &info));
+                return print_json(info_to_json(e, &info)) < 0 ? 1 : 0;
         else
                 printf("%016" PRIx64 "\n", info.id);
         return 0;
@@ -364,8 +401,7 @@ static int disarm_one(Engine *e, uint64_t id) {
         r = engine_disarm(e, id, &final, &err);
         if (r < 0)
                 return refused(&err, r);
-        print_info(e, &final);
-        return 0;
+        return print_info(e, &final) < 0 ? 1 : 0;
 }
 
 static int cmd_disarm(Engine *e, int argc, char **argv, bool all) {
@@ -409,11 +445,14 @@ static int cmd_list(Engine *e) {
                 return 1;
         }
         if (arg_json) {
-                json_object *a = json_object_new_array();
+                _cleanup_json_ json_object *a = json_object_new_array();
 
+                if (!a)
+                        return exit_oom();
                 for (size_t i = 0; i < n; i++)
-                        json_object_array_add(a, info_to_json(e, &v[i]));
-                print_json(a);
+                        if (json_append(a, info_to_json(e, &v[i])) < 0)
+                                return exit_oom();
+                return print_json(TAKE_PTR(a)) < 0 ? 1 : 0;
         } else
                 for (size_t i = 0; i < n; i++)
                         print_info_text(&v[i]);
@@ -433,13 +472,12 @@ static int cmd_show(Engine *e, int argc, char **argv) {
                         r == -ENOENT ? "no such injection" : strerror(-r));
                 return 1;
         }
-        print_info(e, &info);
-        return 0;
+        return print_info(e, &info) < 0 ? 1 : 0;
 }
 
 static int cmd_adopt(Engine *e) {
         _cleanup_free_ AdoptResult *v = NULL;
-        json_object *a = NULL;
+        _cleanup_json_ json_object *a = NULL;
         size_t n;
         int r;
 
@@ -448,36 +486,41 @@ static int cmd_adopt(Engine *e) {
                 fprintf(stderr, "injectd-engine: Cannot adopt pinned injections: %s\n", strerror(-r));
                 return 1;
         }
-        if (arg_json)
+        if (arg_json) {
                 a = json_object_new_array();
+                if (!a)
+                        return exit_oom();
+        }
         for (size_t i = 0; i < n; i++) {
                 if (a) {
-                        json_object *o = info_to_json(e, &v[i].info);
+                        _cleanup_json_ json_object *o = info_to_json(e, &v[i].info);
 
-                        json_object_object_add(o, "action",
-                                               json_object_new_string(adopt_action_to_string(v[i].action)));
-                        json_object_array_add(a, o);
+                        if (!o || json_add_string(o, "action", adopt_action_to_string(v[i].action)) < 0 ||
+                            json_append(a, TAKE_PTR(o)) < 0)
+                                return exit_oom();
                 } else
                         printf("%-9s %016" PRIx64 " %s\n", adopt_action_to_string(v[i].action), v[i].info.id,
                                v[i].info.function);
         }
         if (a)
-                print_json(a);
+                return print_json(TAKE_PTR(a)) < 0 ? 1 : 0;
         return 0;
 }
 
 static json_object *backends_json(unsigned m) {
-        json_object *a = json_object_new_array();
+        _cleanup_json_ json_object *a = json_object_new_array();
 
+        if (!a)
+                return NULL;
         for (int b = BACKEND_KPROBE; b < _BACKEND_MAX; b++)
-                if (m & (1u << b))
-                        json_object_array_add(a, json_object_new_string(backend_to_string(b)));
-        return a;
+                if ((m & (1u << b)) && json_append_string(a, backend_to_string(b)) < 0)
+                        return NULL;
+        return TAKE_PTR(a);
 }
 
 static int cmd_functions(Engine *e, int argc, char **argv) {
         const FunctionTable *t;
-        json_object *a = NULL;
+        _cleanup_json_ json_object *a = NULL;
         int r;
 
         if (argc > 1)
@@ -487,8 +530,11 @@ static int cmd_functions(Engine *e, int argc, char **argv) {
                 fprintf(stderr, "injectd-engine: Cannot list functions: %s\n", strerror(-r));
                 return 1;
         }
-        if (arg_json)
+        if (arg_json) {
                 a = json_object_new_array();
+                if (!a)
+                        return exit_oom();
+        }
         for (size_t i = 0; i < t->n; i++) {
                 const InjectableFunction *f = &t->funcs[i];
                 unsigned m;
@@ -497,14 +543,16 @@ static int cmd_functions(Engine *e, int argc, char **argv) {
                         continue;
                 m = engine_function_backends(e, f);
                 if (a) {
-                        json_object *o = json_object_new_object();
+                        json_object *o;
 
-                        json_object_object_add(o, "name", json_object_new_string(f->name));
-                        if (f->module)
-                                json_object_object_add(o, "module", json_object_new_string(f->module));
-                        json_object_object_add(o, "type", json_object_new_string(func_type_to_string(f->type)));
-                        json_object_object_add(o, "backends", backends_json(m));
-                        json_object_array_add(a, o);
+                        r = json_build_object(&o,
+                                              JSON_PAIR_STRING("name", f->name),
+                                              JSON_PAIR_IF(f->module, JSON_PAIR_STRING("module", f->module)),
+                                              JSON_PAIR_STRING("type", func_type_to_string(f->type)),
+                                              JSON_PAIR_OBJECT("backends", backends_json(m)),
+                                              JSON_BUILD_END);
+                        if (r < 0 || json_append(a, o) < 0)
+                                return exit_oom();
                 } else
                         printf("%-40s %-10s %-8s%s%s\n", f->name, func_type_to_string(f->type),
                                m & (1u << BACKEND_KPROBE) ? "kprobe" : "-",
@@ -512,18 +560,19 @@ static int cmd_functions(Engine *e, int argc, char **argv) {
                                f->module ? f->module : "");
         }
         if (a)
-                print_json(a);
+                return print_json(TAKE_PTR(a)) < 0 ? 1 : 0;
         return 0;
 }
 
 static json_object *cap_json(int r) {
-        json_object *o = json_object_new_object();
+        json_object *o;
 
-        json_object_object_add(o, "available", json_object_new_boolean(r == 0));
-        if (r < 0) {
-                json_object_object_add(o, "errno", json_object_new_string(errno_to_name(-r) ?: "?"));
-                json_object_object_add(o, "reason", json_object_new_string(strerror(-r)));
-        }
+        if (json_build_object(&o,
+                              JSON_PAIR_BOOL("available", r == 0),
+                              JSON_PAIR_IF(r < 0, JSON_PAIR_STRING("errno", errno_to_name(-r) ?: "?")),
+                              JSON_PAIR_IF(r < 0, JSON_PAIR_STRING("reason", strerror(-r))),
+                              JSON_BUILD_END) < 0)
+                return NULL;
         return o;
 }
 
@@ -535,11 +584,14 @@ static int cmd_caps(Engine *e) {
         (void) engine_caps(e, &c);
         v[0] = c->bpf, v[1] = c->tracing, v[2] = c->override, v[3] = c->fmod_ret, v[4] = c->btf, v[5] = c->list;
         if (arg_json) {
-                json_object *o = json_object_new_object();
+                _cleanup_json_ json_object *o = json_object_new_object();
 
+                if (!o)
+                        return exit_oom();
                 for (size_t i = 0; i < ELEMENTSOF(names); i++)
-                        json_object_object_add(o, names[i], cap_json(v[i]));
-                print_json(o);
+                        if (json_add(o, names[i], cap_json(v[i])) < 0)
+                                return exit_oom();
+                return print_json(TAKE_PTR(o)) < 0 ? 1 : 0;
         } else
                 for (size_t i = 0; i < ELEMENTSOF(names); i++)
                         printf("%-10s %s%s%s\n", names[i], v[i] == 0 ? "yes" : "no", v[i] < 0 ? ": " : "",
@@ -552,21 +604,25 @@ static int event_cb(void *ctx, void *data, size_t size) {
         uint64_t *left = ctx;
         json_object *o;
         char id[17], comm[INJECT_COMM_LEN + 1] = {}, fn[INJECT_FUNC_LEN + 1] = {};
+        int r;
 
         if (size < sizeof(*ev))
                 return 0;
         memcpy(comm, ev->comm, INJECT_COMM_LEN);
         memcpy(fn, ev->function, INJECT_FUNC_LEN);
         snprintf(id, sizeof(id), "%016" PRIx64, (uint64_t) ev->inj_id);
-        o = json_object_new_object();
-        json_object_object_add(o, "time_ns", json_object_new_uint64(ev->time_ns));
-        json_object_object_add(o, "id", json_object_new_string(id));
-        json_object_object_add(o, "function", json_object_new_string(fn));
-        json_object_object_add(o, "pid", json_object_new_int(ev->pid));
-        json_object_object_add(o, "tgid", json_object_new_int(ev->tgid));
-        json_object_object_add(o, "comm", json_object_new_string(comm));
-        json_object_object_add(o, "retval", json_object_new_int64(ev->retval));
-        print_json(o);
+        r = json_build_object(&o,
+                              JSON_PAIR_U64("time_ns", ev->time_ns),
+                              JSON_PAIR_STRING("id", id),
+                              JSON_PAIR_STRING("function", fn),
+                              JSON_PAIR_I64("pid", ev->pid),
+                              JSON_PAIR_I64("tgid", ev->tgid),
+                              JSON_PAIR_STRING("comm", comm),
+                              JSON_PAIR_I64("retval", ev->retval),
+                              JSON_BUILD_END);
+        r = print_json(r < 0 ? NULL : o);
+        if (r < 0)
+                return r;       /* stop polling, with the error */
         fflush(stdout);
         if (*left && --*left == 0)
                 return 1;       /* stop polling */

@@ -10,6 +10,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
+#include "json-build.h"
 #include "json-util.h"
 #include "varlink-internal.h"
 
@@ -216,7 +217,7 @@ int conn_error_string(VarlinkConn *c, const char *error_name, const char *key, c
         p = json_object_new_object();
         if (!p)
                 return -ENOMEM;
-        r = message_add_string(p, key, value);
+        r = json_add_string(p, key, value);
         if (r < 0)
                 return r;
 

@@ -77,11 +77,6 @@ int message_new(const char *key, const char *value, json_object *params, Message
  * implementations) would refuse on the other side. */
 int message_serialize(json_object *msg, const char **ret, size_t *ret_len);
 
-/* Adds v (whose reference it takes, also on failure) to o; -ENOMEM if v
- * is NULL, so that a failed json_object_new_*() can be passed directly. */
-int message_add(json_object *o, const char *key, json_object *v);
-int message_add_string(json_object *o, const char *key, const char *value);
-
 static inline int sockaddr_un_set(struct sockaddr_un *sa, const char *path) {
         size_t n = strlen(path);
 

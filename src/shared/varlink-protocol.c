@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include "json-build.h"
 #include "json-reader.h"
 #include "json-util.h"
 #include "utf8.h"
@@ -135,20 +136,6 @@ int message_serialize(json_object *msg, const char **ret, size_t *ret_len) {
         return 0;
 }
 
-int message_add(json_object *o, const char *key, json_object *v) {
-        if (!v)
-                return -ENOMEM;
-        if (json_object_object_add(o, key, v) < 0) {
-                json_object_put(v);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
-int message_add_string(json_object *o, const char *key, const char *value) {
-        return message_add(o, key, json_object_new_string(value));
-}
-
 int message_new(const char *key, const char *value, json_object *params, MessageFlags flags, json_object **ret) {
         static const char *const flag_keys[] = { "more", "oneway", "continues" };
         _cleanup_json_ json_object *msg = NULL;
@@ -158,16 +145,16 @@ int message_new(const char *key, const char *value, json_object *params, Message
         if (!msg)
                 return -ENOMEM;
         if (value) {
-                r = message_add_string(msg, key, value);
+                r = json_add_string(msg, key, value);
                 if (r < 0)
                         return r;
         }
-        r = message_add(msg, "parameters", params ? json_object_get(params) : json_object_new_object());
+        r = json_add(msg, "parameters", params ? json_object_get(params) : json_object_new_object());
         if (r < 0)
                 return r;
         for (size_t i = 0; i < sizeof(flag_keys) / sizeof(flag_keys[0]); i++)
                 if (flags & (1 << i)) {
-                        r = message_add(msg, flag_keys[i], json_object_new_boolean(true));
+                        r = json_add_bool(msg, flag_keys[i], true);
                         if (r < 0)
                                 return r;
                 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json-build.h"
 #include "json-util.h"
 #include "varlink-internal.h"
 
@@ -45,18 +46,6 @@ static const char service_description[] =
         "# The method must be called with \"more\".\n"
         "error ExpectedMore ()\n";
 
-static int json_array_add_string(json_object *a, const char *value) {
-        json_object *v = json_object_new_string(value);
-
-        if (!v)
-                return -ENOMEM;
-        if (json_object_array_add(a, v) < 0) {
-                json_object_put(v);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
 int service_get_info(VarlinkConn *c, json_object *parameters) {
         static const char *const allowed[] = { NULL };
         _cleanup_json_ json_object *reply = NULL;
@@ -71,21 +60,21 @@ int service_get_info(VarlinkConn *c, json_object *parameters) {
         reply = json_object_new_object();
         if (!reply)
                 return -ENOMEM;
-        if ((r = message_add_string(reply, "vendor", s->vendor)) < 0 ||
-            (r = message_add_string(reply, "product", s->product)) < 0 ||
-            (r = message_add_string(reply, "version", s->version)) < 0 ||
-            (r = message_add_string(reply, "url", s->url)) < 0)
+        if ((r = json_add_string(reply, "vendor", s->vendor)) < 0 ||
+            (r = json_add_string(reply, "product", s->product)) < 0 ||
+            (r = json_add_string(reply, "version", s->version)) < 0 ||
+            (r = json_add_string(reply, "url", s->url)) < 0)
                 return r;
 
         interfaces = json_object_new_array();
-        r = message_add(reply, "interfaces", interfaces);
+        r = json_add(reply, "interfaces", interfaces);
         if (r < 0)
                 return r;
-        r = json_array_add_string(interfaces, SERVICE_INTERFACE);
+        r = json_append_string(interfaces, SERVICE_INTERFACE);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < s->n_interfaces; i++) {
-                r = json_array_add_string(interfaces, s->interfaces[i].name);
+                r = json_append_string(interfaces, s->interfaces[i].name);
                 if (r < 0)
                         return r;
         }
@@ -115,7 +104,7 @@ int service_get_interface_description(VarlinkConn *c, json_object *parameters) {
         reply = json_object_new_object();
         if (!reply)
                 return -ENOMEM;
-        r = message_add_string(reply, "description", description);
+        r = json_add_string(reply, "description", description);
         if (r < 0)
                 return r;
 

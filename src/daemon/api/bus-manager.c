@@ -14,6 +14,7 @@
 #include "bus-spec.h"
 #include "bus-api.h"
 #include "cleanup.h"
+#include "json-build.h"
 #include "json-util.h"
 #include "log.h"
 #include "manager.h"
@@ -73,8 +74,14 @@ static int method_inject(sd_bus_message *m, void *userdata, sd_bus_error *error)
         }
         /* The standard header flag asks for interactive authorization too. */
         if (sd_bus_message_get_allow_interactive_authorization(m) > 0 &&
-            !json_object_object_get_ex(spec, "interactive", NULL))
-                json_object_object_add(spec, "interactive", json_object_new_boolean(true));
+            !json_object_object_get_ex(spec, "interactive", NULL)) {
+                r = json_add_bool(spec, "interactive", true);
+                if (r < 0) {
+                        safe_close(cgroup_fd);
+                        caller_done(&c);
+                        return r;
+                }
+        }
 
         r = manager_inject(mgr, &c, spec, cgroup_fd, NULL, on_inject_done, sd_bus_message_ref(m), NULL);
         safe_close(cgroup_fd);

@@ -11,6 +11,7 @@
 #include "bus-spec.h"
 #include "bus-api.h"
 #include "cleanup.h"
+#include "json-build.h"
 #include "json-util.h"
 
 /* One a{sv} entry's value as JSON; fds are taken aside. */
@@ -31,14 +32,20 @@ static int variant_to_json(sd_bus_message *m, const char *key, json_object **ret
                 const char *s;
 
                 r = sd_bus_message_read_basic(m, 's', &s);
-                if (r >= 0)
+                if (r >= 0) {
                         *ret = json_object_new_string(s);
+                        if (!*ret)
+                                r = -ENOMEM;
+                }
         } else if (strcmp(contents, "b") == 0) {
                 int b;
 
                 r = sd_bus_message_read_basic(m, 'b', &b);
-                if (r >= 0)
+                if (r >= 0) {
                         *ret = json_object_new_boolean(b);
+                        if (!*ret)
+                                r = -ENOMEM;
+                }
         } else if (strchr("ynqiux", contents[0]) && !contents[1]) {
                 union {
                         uint8_t y;
@@ -50,30 +57,39 @@ static int variant_to_json(sd_bus_message *m, const char *key, json_object **ret
                 } v = {};
 
                 r = sd_bus_message_read_basic(m, contents[0], &v);
-                if (r >= 0)
+                if (r >= 0) {
                         *ret = json_object_new_int64(contents[0] == 'y' ? v.y : contents[0] == 'n' ? v.n :
                                                      contents[0] == 'q' ? v.q : contents[0] == 'i' ? v.i :
                                                      contents[0] == 'u' ? (int64_t) v.u : v.x);
+                        if (!*ret)
+                                r = -ENOMEM;
+                }
         } else if (strcmp(contents, "t") == 0) {
                 uint64_t t;
 
                 r = sd_bus_message_read_basic(m, 't', &t);
-                if (r >= 0)
+                if (r >= 0) {
                         *ret = json_object_new_uint64(t);
+                        if (!*ret)
+                                r = -ENOMEM;
+                }
         } else if (strcmp(contents, "d") == 0) {
                 double d;
 
                 r = sd_bus_message_read_basic(m, 'd', &d);
-                if (r >= 0)
+                if (r >= 0) {
                         *ret = json_object_new_double(d);
+                        if (!*ret)
+                                r = -ENOMEM;
+                }
         } else if (strcmp(contents, "as") == 0) {
                 char **strv = NULL;
 
                 r = sd_bus_message_read_strv(m, &strv);
                 if (r >= 0) {
-                        *ret = json_object_new_array();
-                        for (char **s = strv; s && *s; s++)
-                                json_object_array_add(*ret, json_object_new_string(*s));
+                        *ret = json_new_strv((const char *const *) strv, strv ? SIZE_MAX : 0);
+                        if (!*ret)
+                                r = -ENOMEM;
                 }
                 for (char **s = strv; s && *s; s++)
                         free(*s);
@@ -128,7 +144,9 @@ int bus_read_inject_spec(sd_bus_message *m, json_object **ret, int *cgroup_fd, s
                                 return sd_bus_error_setf(error, BUS_ERROR_PREFIX INJECT_ERROR_INVALID_ARGUMENT,
                                                          "'%.64s' given twice", key);
                         }
-                        json_object_object_add(o, key, v);
+                        r = json_add(o, key, v);
+                        if (r < 0)
+                                return r;
                 }
                 r = sd_bus_message_exit_container(m);
                 if (r < 0)

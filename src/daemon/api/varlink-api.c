@@ -15,6 +15,7 @@
 
 #include "cleanup.h"
 #include "config.h"
+#include "json-build.h"
 #include "json-util.h"
 #include "log.h"
 #include "varlink-api.h"
@@ -92,13 +93,14 @@ const char varlink_injector_description[] =
 
 static int reply_error(VarlinkConn *c, const InjectError *err) {
         /* varlink_error() borrows the parameters. */
-        _cleanup_json_ json_object *p = json_object_new_object();
+        _cleanup_json_ json_object *p = NULL;
         char name[128];
+        int r;
 
-        if (!p)
-                return -ENOMEM;
+        r = json_build_object(&p, JSON_PAIR_STRING("message", err->message), JSON_BUILD_END);
+        if (r < 0)
+                return r;
         snprintf(name, sizeof(name), VARLINK_ERROR_PREFIX "%s", err->name ?: INJECT_ERROR_INVALID_ARGUMENT);
-        json_object_object_add(p, "message", json_object_new_string(err->message));
         return varlink_error(c, name, p);
 }
 
@@ -142,13 +144,22 @@ static void on_inject_done(Manager *m, Injection *inj, const InjectError *err, v
         if (!inj)
                 (void) reply_error(c, err);
         else {
-                json_object *p = json_object_new_object();
+                _cleanup_json_ json_object *p = NULL;
+                int r;
 
-                json_object_object_add(p, "id", json_object_new_string(inj->id_str));
-                json_object_object_add(p, "expires_usec", json_object_new_uint64(inj->expires_usec));
-                json_object_object_add(p, "injection", injection_to_json(inj));
-                (void) varlink_reply(c, p);
-                json_object_put(p);
+                r = json_build_object(&p,
+                                      JSON_PAIR_STRING("id", inj->id_str),
+                                      JSON_PAIR_U64("expires_usec", inj->expires_usec),
+                                      JSON_PAIR_OBJECT("injection", injection_to_json(inj)),
+                                      JSON_BUILD_END);
+                if (r < 0) {
+                        /* The injection is armed, but the reply that says so
+                         * cannot be built: say that, rather than half of it. */
+                        log_error_errno(r, "Failed to build the reply for injection %s: %m", inj->id_str);
+                        (void) reply_simple_error(c, INJECT_ERROR_UNAVAILABLE,
+                                                  "Out of memory building the reply; see ListInjections");
+                } else
+                        (void) varlink_reply(c, p);
         }
         varlink_conn_unref(c);
 }
@@ -224,8 +235,9 @@ static int method_get_capabilities(VarlinkConn *c, json_object *params, VarlinkM
         r = manager_capabilities_json(((VarlinkApi *) userdata)->manager, caller, &o);
         if (r < 0)
                 return r;
-        p = json_object_new_object();
-        json_object_object_add(p, "capabilities", o);
+        r = json_build_object(&p, JSON_PAIR_OBJECT("capabilities", o), JSON_BUILD_END);
+        if (r < 0)
+                return r;
         return varlink_reply(c, p);
 }
 
@@ -255,8 +267,9 @@ static int method_list_functions(VarlinkConn *c, json_object *params, VarlinkMet
                                  strerror(-r));
                 return reply_error(c, &err);
         }
-        p = json_object_new_object();
-        json_object_object_add(p, "functions", o);
+        r = json_build_object(&p, JSON_PAIR_OBJECT("functions", o), JSON_BUILD_END);
+        if (r < 0)
+                return r;
         return varlink_reply(c, p);
 }
 
@@ -279,8 +292,9 @@ static int method_list_injections(VarlinkConn *c, json_object *params, VarlinkMe
         r = manager_list_json(((VarlinkApi *) userdata)->manager, caller, all, &o, &err);
         if (r < 0)
                 return err.name ? reply_error(c, &err) : r;
-        p = json_object_new_object();
-        json_object_object_add(p, "injections", o);
+        r = json_build_object(&p, JSON_PAIR_OBJECT("injections", o), JSON_BUILD_END);
+        if (r < 0)
+                return r;
         return varlink_reply(c, p);
 }
 
@@ -307,10 +321,14 @@ static int method_watch(VarlinkConn *c, json_object *params, VarlinkMethodFlags 
                 return r;
         /* The stream starts with an event of its own, so a client knows it is on. */
         {
-                _cleanup_(json_object_putp) json_object *p = json_object_new_object(), *e = json_object_new_object();
+                _cleanup_(json_object_putp) json_object *p = NULL, *e = NULL;
 
-                json_object_object_add(e, "type", json_object_new_string("watching"));
-                json_object_object_add(p, "event", json_object_get(e));
+                r = json_build_object(&e, JSON_PAIR_STRING("type", "watching"), JSON_BUILD_END);
+                if (r < 0)
+                        return r;
+                r = json_build_object(&p, JSON_PAIR_OBJECT("event", TAKE_PTR(e)), JSON_BUILD_END);
+                if (r < 0)
+                        return r;
                 return varlink_notify(c, p);
         }
 }
@@ -379,15 +397,20 @@ static void on_disconnect(VarlinkServer *s, VarlinkConn *c, void *userdata) {
 static void on_added(Manager *m, Injection *inj, void *userdata) {
         _cleanup_(json_object_putp) json_object *ev = NULL;
         VarlinkApi *v = userdata;
+        int r;
 
         if (!v->watchers)
                 return;
-        ev = json_object_new_object();
-        if (!ev)
+        r = json_build_object(&ev,
+                              JSON_PAIR_STRING("type", "added"),
+                              JSON_PAIR_STRING("id", inj->id_str),
+                              JSON_PAIR_OBJECT("injection", injection_to_json(inj)),
+                              JSON_BUILD_END);
+        if (r < 0) {
+                log_error_errno(r, "Failed to build the 'added' event of injection %s, watchers miss it: %m",
+                                inj->id_str);
                 return;
-        json_object_object_add(ev, "type", json_object_new_string("added"));
-        json_object_object_add(ev, "id", json_object_new_string(inj->id_str));
-        json_object_object_add(ev, "injection", injection_to_json(inj));
+        }
         varlink_watch_send(v, inj, ev);
 }
 
@@ -395,18 +418,23 @@ static void on_removed(Manager *m, Injection *inj, RemoveReason reason, void *us
         _cleanup_(json_object_putp) json_object *ev = NULL;
         VarlinkApi *v = userdata;
         VarlinkOwned *o = owned_find(v, inj->id, NULL);
+        int r;
 
         if (o)
                 owned_forget(v, o);
         if (!v->watchers)
                 return;
-        ev = json_object_new_object();
-        if (!ev)
+        r = json_build_object(&ev,
+                              JSON_PAIR_STRING("type", "removed"),
+                              JSON_PAIR_STRING("id", inj->id_str),
+                              JSON_PAIR_STRING("reason", remove_reason_to_string(reason)),
+                              JSON_PAIR_OBJECT("injection", injection_to_json(inj)),
+                              JSON_BUILD_END);
+        if (r < 0) {
+                log_error_errno(r, "Failed to build the 'removed' event of injection %s, watchers miss it: %m",
+                                inj->id_str);
                 return;
-        json_object_object_add(ev, "type", json_object_new_string("removed"));
-        json_object_object_add(ev, "id", json_object_new_string(inj->id_str));
-        json_object_object_add(ev, "reason", json_object_new_string(remove_reason_to_string(reason)));
-        json_object_object_add(ev, "injection", injection_to_json(inj));
+        }
         varlink_watch_send(v, inj, ev);
 }
 
@@ -417,6 +445,11 @@ static void on_fault(Manager *m, Injection *inj, const struct inject_event *ev, 
         if (!v->watchers)
                 return;
         o = injection_fault_to_json(inj, ev, comm);
+        if (!o) {
+                log_error_errno(-ENOMEM, "Failed to build a fault event of injection %s, watchers miss it: %m",
+                                inj->id_str);
+                return;
+        }
         varlink_watch_send(v, inj, o);
 }
 

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 
 #include "cleanup.h"
+#include "json-build.h"
 #include "json-util.h"
+#include "log.h"
 #include "parse-util.h"
 #include "varlink-api.h"
 
@@ -65,13 +67,16 @@ void varlink_watch_remove(VarlinkApi *v, VarlinkConn *c) {
 
 void varlink_watch_send(VarlinkApi *v, Injection *inj, json_object *event) {
         _cleanup_(json_object_putp) json_object *p = NULL;
+        int r;
 
         if (!v->watchers || !event)
                 return;
-        p = json_object_new_object();
-        if (!p)
+        r = json_build_object(&p, JSON_PAIR_REF("event", event), JSON_BUILD_END);
+        if (r < 0) {
+                log_error_errno(r, "Failed to build a watch notification of injection %s, watchers miss it: %m",
+                                inj->id_str);
                 return;
-        json_object_object_add(p, "event", json_object_get(event));
+        }
         for (VarlinkWatcher *w = v->watchers; w; w = w->next) {
                 bool want = w->n_ids == 0;
 
