@@ -9,7 +9,9 @@
 # fresh program's. Two busy callers open a file every 0.5 ms throughout.
 # INJECTD_STRESS_CYCLES sets the number of cycles (default 40, about two
 # minutes under TCG; by hand, 2000 or more).
+# shellcheck source=tests/vm/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/vm/lib-daemon.sh
 . "$(dirname "$0")/lib-daemon.sh"
 
 CYCLES=${INJECTD_STRESS_CYCLES:-40}

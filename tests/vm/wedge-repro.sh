@@ -49,7 +49,7 @@ fi
 # The scope of the injections: a process that never opens anything.
 sleep 100000 &
 holder=$!
-pids+=($holder)
+pids+=("$holder")
 log "mode $mode, backend $backend, $cycles cycles, busy caller: $([[ ${WEDGE_NO_BUSY:-0} == 1 ]] && echo no || echo yes), $(nproc) vCPUs"
 
 backend_of() { # CYCLE
@@ -78,7 +78,10 @@ case $mode in
         dbus-daemon --system --fork
         "$BUILD_DIR/src/daemon/injectd" --log-target=stderr --polkit=off --rate=0 >"$work/injectd.log" 2>&1 &
         pids+=($!)
-        for ((i = 0; i < 600 && ! -S /run/injectd/org.injectd.Injector; i++)); do sleep 0.1; done
+        for ((i = 0; i < 600; i++)); do
+            [[ -S /run/injectd/org.injectd.Injector ]] && break
+            sleep 0.1
+        done
         coproc VB { exec python3 "$SRC_DIR/bench/varlink-batch.py" /run/injectd/org.injectd.Injector 2>"$work/vb.err"; }
         pids+=("$VB_PID")
         call() { # METHOD PARAMS: one call on the resident connection; prints the reply
