@@ -28,7 +28,7 @@ mode=${1:?mode: plain, engine or daemon} backend=${2:?backend: kprobe, fmod_ret 
 SRC_DIR=${SRC_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD_DIR=${BUILD_DIR:-$PWD}
 FN=__x64_sys_openat
-ENGINE=$BUILD_DIR/src/daemon/injectd-engine
+ENGINE=$BUILD_DIR/src/engine/injectd-engine
 work=$(mktemp -d /tmp/wedge.XXXXXX)
 pids=()
 cleanup() {
