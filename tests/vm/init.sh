@@ -122,6 +122,20 @@ cd / || die "cannot enter /"
 echo injectd-vm >/proc/sys/kernel/hostname
 ip link set lo up 2>/dev/null
 
+# The kernel's symbols, for tests/vm/run to name the addresses it reads
+# from a VM that times out (stuck-cpus.py), read now while the guest
+# answers: where the kernel's text starts in this boot (KASLR moves it),
+# and, when run has no copy of this kernel's symbols yet (JOB_KALLSYMS=
+# full), all of them (4 MB over 9p: a second or more, so only once per
+# kernel). In the background, at low priority: the job does not wait.
+(
+    grep -m1 ' _text$' /proc/kallsyms >"$ctl_path/kallsyms-text"
+    if [[ ${JOB_KALLSYMS:-} == full ]]; then
+        nice -n 19 cp /proc/kallsyms "$ctl_path/kallsyms.part" &&
+            mv "$ctl_path/kallsyms.part" "$ctl_path/kallsyms"
+    fi
+) 2>/dev/null &
+
 # The job's output ports: virtio-serial ports named by tests/vm/run.
 # shellcheck source=tests/vm/virtio-port.sh
 . "${BASH_SOURCE[0]%/*}/virtio-port.sh"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Host-side test of tests/vm/run itself: exit statuses, streamed output,
 # the environment and shares it passes, the timeout, the skip rule, a
-# failing lib.sh scenario and the --systemd boot timeout. Runs on the host
+# failing lib.sh scenario, the evidence a timed-out VM leaves, and the
+# --systemd boot timeout. Runs on the host
 # (meson test vm-harness); it boots five VMs, about a minute under TCG.
 set -euo pipefail
 
@@ -82,14 +83,22 @@ assert_eq 1 "$rc" "exit status of a failing scenario"
 assert_eq "PASS pass" "$(cat "$tmp/out")" "stdout of the scenarios"
 assert_contains "$(cat "$tmp/err")" "FAIL fail (test-fail.sh:3): numbers: expected '1', saw '2'" "stderr of the failing scenario"
 
-# 4. The timeout kills the VM and says so with its own status.
+# 4. The timeout kills the VM and says so with its own status, after
+#    recording where the guest's CPUs were: registers from QEMU's monitor,
+#    and the guest's own backtraces (SysRq), in the log.
 log "timeout"
 rc=0
 start=$SECONDS
 "$run" --timeout 20 -- sleep 100 >"$tmp/out" 2>"$tmp/err" || rc=$?
 assert_eq 124 "$rc" "exit status on timeout"
 assert_contains "$(cat "$tmp/err")" "timed out after 20s" "message on timeout"
-((SECONDS - start < 60)) || fail "timeout: expected the VM gone within 60s, took $((SECONDS - start))s"
+assert_contains "$(cat "$tmp/err")" "the guest's CPUs when the time was up" "CPU report on timeout"
+assert_contains "$(cat "$tmp/err")" "CPU 1: RIP " "CPU report on timeout"
+assert_contains "$(cat "$tmp/err")" "RFL=" "registers on timeout"
+# The idle guest answers SysRq (or, failing that, the NMI) with its stacks.
+grep -Eq 'NMI backtrace for cpu|Kernel panic - not syncing: NMI' "$tmp/err" ||
+    fail "timeout: expected the guest's backtraces in the log, saw: $(cat "$tmp/err")"
+((SECONDS - start < 90)) || fail "timeout: expected the VM gone within 90s, took $((SECONDS - start))s"
 
 # 5. A missing kernel: an error (125) unless skipping is allowed (77).
 log "missing kernel"
