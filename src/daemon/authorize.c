@@ -18,14 +18,14 @@ struct RateEntry {
         unsigned count;
 };
 
-static bool rate_ok(Manager *m, uid_t uid) {
+static bool rate_ok(Manager *m, const Caller *c) {
         uint64_t minute = now_nsec(CLOCK_BOOTTIME) / (60ULL * 1000000000ULL);
         struct RateEntry *e = NULL;
 
-        if (uid == 0 || m->options.rate_per_minute == 0)
+        if (c->privileged || m->options.rate_per_minute == 0)
                 return true;
         for (size_t i = 0; i < m->n_rates; i++)
-                if (m->rates[i].uid == uid)
+                if (m->rates[i].uid == c->uid)
                         e = &m->rates[i];
         if (!e) {
                 struct RateEntry *v = realloc(m->rates, (m->n_rates + 1) * sizeof(*v));
@@ -33,7 +33,7 @@ static bool rate_ok(Manager *m, uid_t uid) {
                         return false;
                 m->rates = v;
                 e = &m->rates[m->n_rates++];
-                *e = (struct RateEntry) { .uid = uid, .window = minute };
+                *e = (struct RateEntry) { .uid = c->uid, .window = minute };
         }
         if (e->window != minute) {
                 e->window = minute;
@@ -43,7 +43,7 @@ static bool rate_ok(Manager *m, uid_t uid) {
 }
 
 int authorize_rate(Manager *m, const Caller *c, InjectError *err) {
-        if (!rate_ok(m, c->uid))
+        if (!rate_ok(m, c))
                 return inject_error_set(err, -EBUSY, INJECT_ERROR_LIMIT,
                                         "Too many requests: at most %u injections per minute per user",
                                         m->options.rate_per_minute);
@@ -59,7 +59,7 @@ int authorize_request(Manager *m, const Caller *c, const InjectRequest *req, con
         if (r < 0)
                 return r;
         active = manager_count_active(m, c->uid, false);
-        if (c->uid != 0 && verdict->max_active && active >= verdict->max_active)
+        if (!c->privileged && verdict->max_active && active >= verdict->max_active)
                 return inject_error_set(err, -EUSERS, INJECT_ERROR_LIMIT,
                                         "You have %u active injections; rule '%s' allows at most %u",
                                         active, verdict->rule, verdict->max_active);

@@ -68,6 +68,7 @@ int caller_from_ucred(uid_t uid, gid_t gid, pid_t pid, Caller *ret) {
                 caller_done(&c);
                 return r;
         }
+        c.privileged = uid == 0;
         *ret = c;
         return 0;
 }

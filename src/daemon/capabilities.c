@@ -99,7 +99,7 @@ static json_object *functions_json(Manager *m, const Caller *c, unsigned *ret_kp
                 n_fmod_ret += !!(mask & (1u << BACKEND_FMOD_RET));
                 if (mask) {
                         n_any++;
-                        if (c->uid == 0 || policy_glue_function_allowed(m->policy, c, f->name))
+                        if (c->privileged || policy_glue_function_allowed(m->policy, c, f->name))
                                 n_allowed++;
                 }
         }
@@ -197,7 +197,7 @@ static json_object *rules_json(Manager *m, const Caller *c) {
 /* What the policy lets this caller do. Root is exempt from the JSON policy
  * (policy-check.c): it says so instead of listing rules. */
 static json_object *policy_json(Manager *m, const Caller *c) {
-        bool root = c->uid == 0;
+        bool root = c->privileged;
         json_object *o = NULL;
 
         if (json_build_object(&o,

@@ -69,14 +69,14 @@ json_object *injection_to_json(Injection *inj) {
 }
 
 bool manager_may_see(Manager *m, const Caller *c, const Injection *inj) {
-        return c->uid == 0 || inj->owner_uid == c->uid;
+        return c->privileged || inj->owner_uid == c->uid;
 }
 
 int manager_list_json(Manager *m, const Caller *c, bool all, json_object **ret, InjectError *err) {
         _cleanup_json_ json_object *a = NULL;
         int r;
 
-        if (all && c->uid != 0)
+        if (all && !c->privileged)
                 return inject_error_set(err, -EPERM, INJECT_ERROR_NOT_AUTHORIZED,
                                         "Listing every user's injections needs root");
         a = json_object_new_array();
@@ -136,7 +136,7 @@ int manager_functions_json(Manager *m, const Caller *c, const char *glob, json_o
                                       JSON_PAIR_STRING("type", func_type_to_string(f->type)),
                                       JSON_PAIR_OBJECT("backends", TAKE_PTR(bk)),
                                       JSON_PAIR_BOOL("allowed",
-                                                     c->uid == 0 || policy_glue_function_allowed(m->policy, c, f->name)),
+                                                     c->privileged || policy_glue_function_allowed(m->policy, c, f->name)),
                                       JSON_BUILD_END);
                 if (r < 0)
                         return r;

@@ -59,7 +59,7 @@ int policy_glue_check(const Policy *p, const Caller *c, const InjectRequest *req
         PolicyDecision d;
         int r;
 
-        if (c->uid == 0) {
+        if (c->privileged) {
                 *ret = (PolicyVerdict) { .rule = strdup("root"), .max_duration_usec = ROOT_DEFAULT_DURATION_USEC };
                 return ret->rule ? 0 : -ENOMEM;
         }

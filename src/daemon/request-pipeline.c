@@ -127,7 +127,7 @@ static int arm(PendingRequest *p, uint64_t duration, InjectionInfo *ret, InjectE
                                 .probability_ppm = p->req.probability_ppm,
                                 /* Root, and a holder of inject-global, may fail anyone's
                                  * tasks; everyone else only tasks fully running as them. */
-                                .owner_uid = p->caller.uid == 0 || p->scope.foreign ? INJECT_UID_ANY : p->caller.uid,
+                                .owner_uid = p->caller.privileged || p->scope.foreign ? INJECT_UID_ANY : p->caller.uid,
                         }, ret, err);
         /* It may have re-attached a cached site, or retired one it failed to arm. */
         manager_site_cache_schedule(m);

@@ -104,7 +104,7 @@ static int resolve_own_cgroup(const Caller *c, ScopeResolution *s, InjectError *
         if (s->desc[7] == 0)
                 snprintf(s->desc, sizeof(s->desc), "cgroup:/");
         s->kind = INJECT_SCOPE_CGROUP;
-        if (c->uid == 0)
+        if (c->privileged)
                 return 0;
         if (s->cgroup_level == 0)
                 return inject_error_set(err, -EPERM, INJECT_ERROR_SCOPE_NOT_OWNED,
@@ -151,7 +151,7 @@ static int resolve_explicit_cgroup(const Caller *c, const InjectRequest *req, Sc
                  strncmp(target, CGROUP_ROOT, strlen(CGROUP_ROOT)) == 0 ? target + strlen(CGROUP_ROOT) : target);
         s->kind = INJECT_SCOPE_CGROUP;
         /* A delegated cgroup belongs to its user; anything else is foreign. */
-        s->foreign = c->uid != 0 && (st.st_uid != c->uid || s->cgroup_level == 0);
+        s->foreign = !c->privileged && (st.st_uid != c->uid || s->cgroup_level == 0);
         return 0;
 }
 
@@ -177,14 +177,14 @@ int resolve_scope(const Caller *c, const InjectRequest *req, ScopeResolution *re
                         r = inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE, "Cannot read process %d: %s",
                                              (int) s.pid, strerror(-r));
                 else {
-                        s.foreign = c->uid != 0 && r == 0;
+                        s.foreign = !c->privileged && r == 0;
                         snprintf(s.desc, sizeof(s.desc), "process:%d", (int) s.pid);
                         r = 0;
                 }
                 break;
         case REQUEST_SCOPE_GLOBAL:
                 s.kind = INJECT_SCOPE_GLOBAL;
-                s.foreign = c->uid != 0;
+                s.foreign = !c->privileged;
                 snprintf(s.desc, sizeof(s.desc), "global");
                 r = 0;
                 break;

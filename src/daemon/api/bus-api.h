@@ -71,7 +71,7 @@ bool bus_owner_gone(Manager *m, const Caller *c, void *owner, void *userdata);
 
 /* Manager.Subscribe() (bus-subscribers.c). bus_subscribe() is a no-op
  * for a name already subscribed; -EUSERS when too many are. */
-int bus_subscribe(BusApi *b, const char *name, uid_t uid);
+int bus_subscribe(BusApi *b, const char *name, const Caller *c);
 int bus_unsubscribe(BusApi *b, const char *name);   /* -ENOENT: was not */
 void bus_subscribers_free(BusApi *b);
 /* Walks the subscribers, other than the owner's own connection, that may

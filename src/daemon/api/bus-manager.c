@@ -203,7 +203,7 @@ static int method_subscribe(sd_bus_message *m, void *userdata, sd_bus_error *err
         r = caller_from_bus(m, &c);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "Cannot identify the caller: %m");
-        r = bus_subscribe(userdata, sd_bus_message_get_sender(m), c.uid);
+        r = bus_subscribe(userdata, sd_bus_message_get_sender(m), &c);
         caller_done(&c);
         if (r == -EUSERS)
                 return sd_bus_error_setf(error, BUS_ERROR_PREFIX INJECT_ERROR_LIMIT,

@@ -19,6 +19,7 @@ struct BusSubscriber {
         BusApi *api;
         char *name;             /* unique bus name */
         uid_t uid;
+        bool privileged;        /* sees every injection's signals */
         sd_bus_track *track;
 };
 
@@ -56,7 +57,7 @@ static BusSubscriber *subscriber_find(BusApi *b, const char *name) {
         return NULL;
 }
 
-int bus_subscribe(BusApi *b, const char *name, uid_t uid) {
+int bus_subscribe(BusApi *b, const char *name, const Caller *c) {
         BusSubscriber *s;
         int r;
 
@@ -67,7 +68,7 @@ int bus_subscribe(BusApi *b, const char *name, uid_t uid) {
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
-        *s = (BusSubscriber) { .api = b, .uid = uid, .name = strdup(name) };
+        *s = (BusSubscriber) { .api = b, .uid = c->uid, .privileged = c->privileged, .name = strdup(name) };
         if (!s->name) {
                 subscriber_free(s);
                 return -ENOMEM;
@@ -104,7 +105,7 @@ const char *bus_subscriber_next(BusApi *b, const Injection *inj, BusSubscriber *
         const char *owner = bus_injection_owner(b, inj);
 
         for (; s; s = s->next)
-                if ((s->uid == 0 || s->uid == inj->owner_uid) && !(owner && strcmp(s->name, owner) == 0)) {
+                if ((s->privileged || s->uid == inj->owner_uid) && !(owner && strcmp(s->name, owner) == 0)) {
                         *iter = s;
                         return s->name;
                 }

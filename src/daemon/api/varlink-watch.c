@@ -45,7 +45,7 @@ int varlink_watch_add(VarlinkApi *v, VarlinkConn *c, const Caller *caller, json_
                 return r;
         }
         w->conn = varlink_conn_ref(c);
-        w->all = caller->uid == 0;      /* root sees every injection's events */
+        w->all = caller->privileged;      /* root sees every injection's events */
         w->next = v->watchers;
         v->watchers = w;
         return 0;
