@@ -131,8 +131,11 @@ void core_test_init(void) {
                 test_fail("expected to make the state directory '%s', seen %m", MANAGER_STATE_DIR);
 }
 
+/* A caller as caller_from_ucred() would make it; uid 0 stands for a
+ * privileged caller here (the tests that tell root from privileged set
+ * the flag themselves). */
 Caller caller_of(uid_t uid, pid_t pid) {
-        Caller c = { .transport = TRANSPORT_VARLINK, .uid = uid, .gid = uid, .pid = pid };
+        Caller c = { .transport = TRANSPORT_VARLINK, .uid = uid, .gid = uid, .pid = pid, .privileged = uid == 0 };
         pid_t tgid;
 
         ASSERT_OK(scope_process(pid, &tgid, &c.start_ticks));
