@@ -292,9 +292,10 @@ static int on_event(json_object *event, void *userdata) {
                 json_object *doc = json_object_object_get(event, "injection");
 
                 if (doc)
-                        printf(" %s seen %" PRIu64 " matched %" PRIu64 " injected %" PRIu64,
+                        printf(" %s seen %" PRIu64 " matched %" PRIu64 " injected %" PRIu64 " guarded %" PRIu64,
                                get_str(doc, "function"), get_u64(doc, "calls_seen"),
-                               get_u64(doc, "calls_matched"), get_u64(doc, "faults_injected"));
+                               get_u64(doc, "calls_matched"), get_u64(doc, "faults_injected"),
+                               get_u64(doc, "calls_guarded"));
         }
         printf("\n");
         fflush(stdout);
