@@ -18,6 +18,9 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Set by the engine between open and load. */
 const volatile char function_name[INJECT_FUNC_LEN] = {};
+const volatile __u32 guard = INJECT_GUARD_NONE;        /* enum inject_guard */
+const volatile __u64 guard_bootstrap_cache = 0;        /* INJECT_GUARD_FAILSLAB: &kmem_cache, the kernel's
+                                                         * pointer to its bootstrap cache (from kallsyms) */
 
 struct {
         __uint(type, BPF_MAP_TYPE_HASH);
@@ -169,6 +172,52 @@ static __always_inline int in_task_context(void)
         return !(pc & (PREEMPT_NMI_MASK | PREEMPT_HARDIRQ_MASK | PREEMPT_SOFTIRQ_OFFSET));
 }
 
+/* The function's first two arguments. A kprobe's context is x86-64's
+ * struct pt_regs (the program is built for x86 only), where they are di
+ * and si; an fmod_ret program's is the arguments themselves, read as
+ * scalars through the helper. */
+#define PT_REGS_SI_INDEX 13
+#define PT_REGS_DI_INDEX 14
+
+static __always_inline void function_args(void *ctx, int kprobe, __u64 *a0, __u64 *a1)
+{
+        if (kprobe) {
+                *a0 = ((const __u64 *) ctx)[PT_REGS_DI_INDEX];
+                *a1 = ((const __u64 *) ctx)[PT_REGS_SI_INDEX];
+                return;
+        }
+        if (bpf_get_func_arg(ctx, 0, a0) < 0)
+                *a0 = 0;
+        if (bpf_get_func_arg(ctx, 1, a1) < 0)
+                *a1 = 0;
+}
+
+/* Whether a guard forbids failing this call: the kernel's own fault
+ * injection (mm/failslab.c, mm/page_alloc.c) never fails a __GFP_NOFAIL
+ * allocation, whose caller does not check for NULL or retries forever, nor
+ * one from the bootstrap cache of slab caches. The guard is read-only
+ * data, so the verifier drops every branch but this site's. A guard that
+ * cannot tell (the bootstrap cache pointer unreadable) forbids. */
+static __always_inline int guard_holds(void *ctx, int kprobe)
+{
+        __u64 a0 = 0, a1 = 0, boot = 0;
+
+        if (guard == INJECT_GUARD_NONE)
+                return 0;
+        function_args(ctx, kprobe, &a0, &a1);
+        if (guard == INJECT_GUARD_FAILSLAB) {
+                if ((__u32) a1 & INJECT_GFP_NOFAIL)
+                        return 1;
+                if (!guard_bootstrap_cache ||
+                    bpf_probe_read_kernel(&boot, sizeof(boot), (const void *) guard_bootstrap_cache) < 0)
+                        return 1;
+                return a0 == boot;
+        }
+        if (guard == INJECT_GUARD_FAIL_ALLOC_PAGE)
+                return ((__u32) a0 & INJECT_GFP_NOFAIL) != 0;
+        return 1;       /* a guard this program does not know: never fail */
+}
+
 /* Called only for a call that is made to fail, so the stack walk costs
  * nothing on the hot path. */
 static __always_inline void emit_event(void *ctx, __u64 inj_id, long retval, __u64 now)
@@ -199,8 +248,9 @@ static __always_inline void emit_event(void *ctx, __u64 inj_id, long retval, __u
  * Counters are bumped with fetch-and-add and the trigger is a function of
  * this call's own match number, so "fail only the 3rd matching call" fails
  * exactly one call however many CPUs race. have_stack: the kernel stack has
- * been captured into stack_scratch. */
-__noinline long evaluate(__u32 idx, __u64 inj_id, __u64 now, int have_stack)
+ * been captured into stack_scratch. guarded: a guard forbids failing this
+ * call (guard_holds()); it is counted, after the filters, and never matched. */
+__noinline long evaluate(__u32 idx, __u64 inj_id, __u64 now, int have_stack, int guarded)
 {
         struct inject_slot *slot;
         __u32 zero = 0;
@@ -225,6 +275,10 @@ __noinline long evaluate(__u32 idx, __u64 inj_id, __u64 now, int have_stack)
                 ips = bpf_map_lookup_elem(&stack_scratch, &zero);
                 if (!ips || !have_stack || !stack_has_callers(slot, ips))
                         return 0;
+        }
+        if (guarded) {
+                __sync_fetch_and_add(&slot->guarded, 1);
+                return 0;
         }
 
         /* Call n fails when n > after and (n - after) is a multiple of every:
@@ -296,14 +350,14 @@ __noinline int find_cgroup_scope(__u32 levels, struct inject_scope_val *out)
 
 /* Finds, per scope kind, the injection nearest to the caller, then lets the
  * first one whose filters and triggers fire decide. */
-static __always_inline long decide(void *ctx)
+static __always_inline long decide(void *ctx, int kprobe)
 {
         struct inject_scope_key gkey = { .kind = INJECT_SCOPE_GLOBAL };
         struct inject_scope_val pv = {}, cv = {}, gv = {}, *v;
         struct inject_site_info *info;
         struct inject_tag *tag;
         __u32 zero = 0;
-        int have_stack = 0;
+        int have_stack = 0, guarded;
         __u64 now, id = 0;
         long r = 0;
 
@@ -338,12 +392,14 @@ static __always_inline long decide(void *ctx)
                 }
         }
 
+        /* Only callers in scope read the arguments. */
+        guarded = guard_holds(ctx, kprobe);
         now = bpf_ktime_get_boot_ns();
-        if (pv.inj_id && (r = evaluate(pv.slot, pv.inj_id, now, have_stack)))
+        if (pv.inj_id && (r = evaluate(pv.slot, pv.inj_id, now, have_stack, guarded)))
                 id = pv.inj_id;
-        else if (cv.inj_id && (r = evaluate(cv.slot, cv.inj_id, now, have_stack)))
+        else if (cv.inj_id && (r = evaluate(cv.slot, cv.inj_id, now, have_stack, guarded)))
                 id = cv.inj_id;
-        else if (gv.inj_id && (r = evaluate(gv.slot, gv.inj_id, now, have_stack)))
+        else if (gv.inj_id && (r = evaluate(gv.slot, gv.inj_id, now, have_stack, guarded)))
                 id = gv.inj_id;
         if (!id)
                 return 0;
@@ -354,7 +410,7 @@ static __always_inline long decide(void *ctx)
 SEC("kprobe")
 int inject_kprobe(struct pt_regs *ctx)
 {
-        long r = decide(ctx);
+        long r = decide(ctx, 1);
 
         if (r)
                 bpf_override_return(ctx, r >> 1);
@@ -367,5 +423,5 @@ int inject_kprobe(struct pt_regs *ctx)
 SEC("fmod_ret")
 long inject_fmod_ret(__u64 *ctx)
 {
-        return decide(ctx) >> 1;
+        return decide(ctx, 0) >> 1;
 }

@@ -27,6 +27,23 @@
 #define INJECT_EVENTS_SIZE      (256 * 1024)
 #define INJECT_UID_ANY          0xffffffffu     /* no credential filter */
 
+/* Argument guards: conditions under which a function is never failed,
+ * whatever the injection says, because the kernel's own fault injection
+ * never fails it there either and its callers rely on that
+ * (src/engine/guards.c has the table, docs/engine.md the reasons). The
+ * engine sets a site's guard in the program's read-only data. */
+enum inject_guard {
+        INJECT_GUARD_NONE             = 0,
+        INJECT_GUARD_FAILSLAB         = 1,      /* should_failslab(struct kmem_cache *s, gfp_t gfpflags):
+                                                 * not with __GFP_NOFAIL, not the kmem_cache bootstrap cache */
+        INJECT_GUARD_FAIL_ALLOC_PAGE  = 2,      /* should_fail_alloc_page(gfp_t gfp_mask, unsigned int order):
+                                                 * not with __GFP_NOFAIL */
+};
+
+/* ___GFP_NOFAIL: bit 15 in every kernel with BPF trampolines (include/linux/gfp_types.h;
+ * from 6.10 it is the enumerator ___GFP_NOFAIL_BIT, still 15). */
+#define INJECT_GFP_NOFAIL       0x8000u
+
 enum inject_scope_kind {
         INJECT_SCOPE_NONE    = 0,       /* never valid: an empty scope is not "everything" */
         INJECT_SCOPE_CGROUP  = 1,       /* a cgroup and its subtree; id = cgroup id */
@@ -82,9 +99,12 @@ struct inject_slot {
 
         /* Counters, written only by BPF. */
         __u64 seen;             /* calls by a task in scope, before the deadline */
-        __u64 matched;          /* ... that also passed the comm and caller filters */
+        __u64 matched;          /* ... that also passed the comm and caller filters, and no guard
+                                 * forbade failing them: what the triggers count */
         __u64 injected;         /* ... that were made to fail */
         __u64 claims;           /* fault claims, to keep `times` exact under concurrency */
+        __u64 guarded;          /* calls that passed the filters but that a guard (enum inject_guard)
+                                 * forbids failing: never matched, never failed */
 };
 
 /* What the program must look at; user space keeps it in step with the slots,

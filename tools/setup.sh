@@ -29,7 +29,7 @@ packages=(
     gcc clang llvm pkg-config meson ninja-build
     bpftool libbpf-dev libsystemd-dev libjson-c-dev libcap-dev zlib1g-dev
     # tests and the test VM
-    qemu-system-x86 btrfs-progs dbus polkitd pkexec socat util-linux
+    qemu-system-x86 btrfs-progs e2fsprogs dbus polkitd pkexec socat util-linux
     systemd libcap2-bin
     procps iproute2 iputils-ping kmod jq python3 libglib2.0-bin
     # the fuzz suite (libFuzzer, clang's sanitizer runtimes: only recommended

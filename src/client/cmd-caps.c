@@ -307,6 +307,27 @@ enum {
         ARG_ALLOWED,
 };
 
+/* The guards of the listed functions that have some: calls the daemon
+ * never fails, whatever an injection says. */
+static void print_guards(json_object *functions) {
+        size_t n = json_object_array_length(functions);
+
+        for (size_t i = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(functions, i), *guards;
+                const char *name = "";
+                size_t k;
+
+                if (json_get_array(e, "guards", &guards) < 0 || (k = json_object_array_length(guards)) == 0)
+                        continue;
+                (void) json_get_string(e, "name", &name);
+                printf("\n%s is never failed when ", name);
+                for (size_t j = 0; j < k; j++)
+                        printf("%s%s", j == 0 ? "" : j + 1 == k ? ", or when " : ", when ",
+                               json_object_get_string(json_object_array_get_idx(guards, j)));
+                printf(".\n");
+        }
+}
+
 int cmd_functions(int argc, char **argv) {
         static const struct option options[] = {
                 { "type",    required_argument, NULL, ARG_TYPE },
@@ -412,6 +433,7 @@ int cmd_functions(int argc, char **argv) {
         r = table_print(table, stdout, arg_color ? TABLE_PRINT_COLOR : 0);
         if (r < 0)
                 return report_error(NULL, r, "Cannot print");
+        print_guards(out);
         if (!only_allowed && isatty(STDOUT_FILENO))
                 printf("\n%zu functions.\n", n);
         return 0;

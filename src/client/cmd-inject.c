@@ -45,19 +45,28 @@ enum {
         ARG_DETACH,
 };
 
+typedef struct Counters {
+        uint64_t seen, matched, injected, guarded;
+} Counters;
+
+static bool counters_equal(const Counters *a, const Counters *b) {
+        return a->seen == b->seen && a->matched == b->matched && a->injected == b->injected &&
+               a->guarded == b->guarded;
+}
+
 /* With --json, holding streams JSON lines: "counters" whenever they
  * change, then "ended" or "cancelled" with the last ones seen. */
-static void print_counters(const char *id, const char *type, uint64_t seen, uint64_t matched, uint64_t injected,
-                           uint64_t left) {
+static void print_counters(const char *id, const char *type, const Counters *c, uint64_t left) {
         _cleanup_json_ json_object *o = NULL;
         int r;
 
         r = json_build_object(&o,
                               JSON_PAIR_STRING("type", type),
                               JSON_PAIR_STRING("id", id),
-                              JSON_PAIR_U64("calls_seen", seen),
-                              JSON_PAIR_U64("calls_matched", matched),
-                              JSON_PAIR_U64("faults_injected", injected),
+                              JSON_PAIR_U64("calls_seen", c->seen),
+                              JSON_PAIR_U64("calls_matched", c->matched),
+                              JSON_PAIR_U64("faults_injected", c->injected),
+                              JSON_PAIR_U64("calls_guarded", c->guarded),
                               JSON_PAIR_U64("remaining_usec", left),
                               JSON_BUILD_END);
         if (r < 0) {
@@ -70,7 +79,7 @@ static void print_counters(const char *id, const char *type, uint64_t seen, uint
 static int hold(Transport *t, const char *id, const char *function) {
         struct sigaction sa = { .sa_handler = on_stop };
         bool tty = isatty(STDOUT_FILENO);
-        uint64_t last_seen = UINT64_MAX, last_matched = 0, last_injected = 0;
+        Counters last = { .seen = UINT64_MAX };
         bool gone = false;
         int r;
 
@@ -84,7 +93,8 @@ static int hold(Transport *t, const char *id, const char *function) {
 
         while (!stop_signal) {
                 _cleanup_json_ json_object *list = NULL;
-                uint64_t seen = 0, matched = 0, injected = 0, left = 0;
+                Counters now = {};
+                uint64_t left = 0;
                 char lbuf[FORMAT_DURATION_MAX];
                 struct timespec ts = { .tv_nsec = HOLD_POLL_MSEC * 1000000L };
                 json_object *doc;
@@ -99,26 +109,27 @@ static int hold(Transport *t, const char *id, const char *function) {
                         gone = true;
                         break;
                 }
-                (void) json_get_u64(doc, "calls_seen", 0, UINT64_MAX, &seen);
-                (void) json_get_u64(doc, "calls_matched", 0, UINT64_MAX, &matched);
-                (void) json_get_u64(doc, "faults_injected", 0, UINT64_MAX, &injected);
+                (void) json_get_u64(doc, "calls_seen", 0, UINT64_MAX, &now.seen);
+                (void) json_get_u64(doc, "calls_matched", 0, UINT64_MAX, &now.matched);
+                (void) json_get_u64(doc, "faults_injected", 0, UINT64_MAX, &now.injected);
+                (void) json_get_u64(doc, "calls_guarded", 0, UINT64_MAX, &now.guarded);
                 (void) json_get_u64(doc, "remaining_usec", 0, UINT64_MAX, &left);
 
-                if (arg_json && (seen != last_seen || matched != last_matched || injected != last_injected))
-                        print_counters(id, "counters", seen, matched, injected, left);
+                if (arg_json && !counters_equal(&now, &last))
+                        print_counters(id, "counters", &now, left);
                 if (!arg_json) {
                         if (tty)
                                 printf("\r\033[K%s: seen %" PRIu64 ", matched %" PRIu64 ", injected %" PRIu64
-                                       ", %s left",
-                                       function, seen, matched, injected, format_left(lbuf, sizeof(lbuf), left));
-                        else if (seen != last_seen || matched != last_matched || injected != last_injected)
-                                printf("%s: seen %" PRIu64 ", matched %" PRIu64 ", injected %" PRIu64 "\n",
-                                       function, seen, matched, injected);
+                                       ", guarded %" PRIu64 ", %s left",
+                                       function, now.seen, now.matched, now.injected, now.guarded,
+                                       format_left(lbuf, sizeof(lbuf), left));
+                        else if (!counters_equal(&now, &last))
+                                printf("%s: seen %" PRIu64 ", matched %" PRIu64 ", injected %" PRIu64
+                                       ", guarded %" PRIu64 "\n",
+                                       function, now.seen, now.matched, now.injected, now.guarded);
                         fflush(stdout);
                 }
-                last_seen = seen;
-                last_matched = matched;
-                last_injected = injected;
+                last = now;
                 if (left == 0) {
                         gone = true;
                         break;
@@ -127,11 +138,12 @@ static int hold(Transport *t, const char *id, const char *function) {
         }
         if (!arg_json && tty)
                 printf("\n");
+        if (last.seen == UINT64_MAX)
+                last.seen = 0;
 
         if (gone) {
                 if (arg_json)
-                        print_counters(id, "ended", last_seen == UINT64_MAX ? 0 : last_seen, last_matched,
-                                       last_injected, 0);
+                        print_counters(id, "ended", &last, 0);
                 else
                         printf("Injection %s ended (expired or exhausted).\n", id);
                 return 0;
@@ -143,11 +155,11 @@ static int hold(Transport *t, const char *id, const char *function) {
         if (r < 0)
                 return report_error(t, r, "Cannot cancel");
         if (arg_json)
-                print_counters(id, "cancelled", last_seen == UINT64_MAX ? 0 : last_seen, last_matched,
-                               last_injected, 0);
+                print_counters(id, "cancelled", &last, 0);
         else
-                printf("Cancelled %s: seen %" PRIu64 ", matched %" PRIu64 ", injected %" PRIu64 ".\n",
-                       id, last_seen == UINT64_MAX ? 0 : last_seen, last_matched, last_injected);
+                printf("Cancelled %s: seen %" PRIu64 ", matched %" PRIu64 ", injected %" PRIu64
+                       ", guarded %" PRIu64 ".\n",
+                       id, last.seen, last.matched, last.injected, last.guarded);
         return 0;
 }
 

@@ -45,10 +45,11 @@ int print_injections_table(json_object *list) {
         size_t n = json_object_array_length(list);
         int r;
 
-        r = table_new(&table, "ID", "FUNCTION", "VALUE", "SCOPE", "LEFT", "SEEN", "MATCHED", "INJECTED", NULL);
+        r = table_new(&table, "ID", "FUNCTION", "VALUE", "SCOPE", "LEFT", "SEEN", "MATCHED", "INJECTED", "GUARDED",
+                      NULL);
         if (r < 0)
                 return r;
-        for (size_t col = 4; col <= 7; col++)
+        for (size_t col = 4; col <= 8; col++)
                 (void) table_set_align(table, col, TABLE_ALIGN_RIGHT);
         for (size_t i = 0; i < n; i++) {
                 json_object *e = json_object_array_get_idx(list, i);
@@ -63,6 +64,7 @@ int print_injections_table(json_object *list) {
                 (void) table_add_cellf(table, TABLE_COLOR_NONE, "%" PRIu64, get_u64(e, "calls_seen"));
                 (void) table_add_cellf(table, TABLE_COLOR_NONE, "%" PRIu64, get_u64(e, "calls_matched"));
                 (void) table_add_cellf(table, injected ? TABLE_COLOR_RED : TABLE_COLOR_NONE, "%" PRIu64, injected);
+                (void) table_add_cellf(table, TABLE_COLOR_NONE, "%" PRIu64, get_u64(e, "calls_guarded"));
         }
         return table_print(table, stdout, arg_color ? TABLE_PRINT_COLOR : 0);
 }
@@ -108,6 +110,7 @@ void print_injection_details(json_object *doc) {
         printf("  Calls seen: %" PRIu64 "\n", get_u64(doc, "calls_seen"));
         printf("     Matched: %" PRIu64 "\n", get_u64(doc, "calls_matched"));
         printf("    Injected: %" PRIu64 "\n", get_u64(doc, "faults_injected"));
+        printf("     Guarded: %" PRIu64 "\n", get_u64(doc, "calls_guarded"));
         fflush(stdout);
 }
 
@@ -289,9 +292,10 @@ static int on_event(json_object *event, void *userdata) {
                 json_object *doc = json_object_object_get(event, "injection");
 
                 if (doc)
-                        printf(" %s seen %" PRIu64 " matched %" PRIu64 " injected %" PRIu64,
+                        printf(" %s seen %" PRIu64 " matched %" PRIu64 " injected %" PRIu64 " guarded %" PRIu64,
                                get_str(doc, "function"), get_u64(doc, "calls_seen"),
-                               get_u64(doc, "calls_matched"), get_u64(doc, "faults_injected"));
+                               get_u64(doc, "calls_matched"), get_u64(doc, "faults_injected"),
+                               get_u64(doc, "calls_guarded"));
         }
         printf("\n");
         fflush(stdout);

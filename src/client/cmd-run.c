@@ -229,14 +229,15 @@ int cmd_run(int argc, char **argv) {
                 int k = sum ? 0 : -ENOMEM;
 
                 if (!arg_json)
-                        fprintf(stderr, "%-32s %10s %10s\n", "FUNCTION", "MATCHED", "INJECTED");
+                        fprintf(stderr, "%-32s %10s %10s %10s\n", "FUNCTION", "MATCHED", "INJECTED", "GUARDED");
                 for (size_t i = 0; i < n_specs; i++) {
                         json_object *doc = armed[i].last, *o = NULL;
-                        uint64_t matched = doc_u64(doc, "calls_matched"), injected = doc_u64(doc, "faults_injected");
+                        uint64_t matched = doc_u64(doc, "calls_matched"), injected = doc_u64(doc, "faults_injected"),
+                                guarded = doc_u64(doc, "calls_guarded");
 
                         if (!arg_json) {
-                                fprintf(stderr, "%-32s %10" PRIu64 " %10" PRIu64 "\n", armed[i].spec->function,
-                                        matched, injected);
+                                fprintf(stderr, "%-32s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "\n",
+                                        armed[i].spec->function, matched, injected, guarded);
                                 continue;
                         }
                         if (k >= 0)
@@ -247,6 +248,7 @@ int cmd_run(int argc, char **argv) {
                                                       JSON_PAIR_U64("calls_seen", doc_u64(doc, "calls_seen")),
                                                       JSON_PAIR_U64("calls_matched", matched),
                                                       JSON_PAIR_U64("faults_injected", injected),
+                                                      JSON_PAIR_U64("calls_guarded", guarded),
                                                       JSON_BUILD_END);
                         if (k >= 0)
                                 k = json_append(sum, o);

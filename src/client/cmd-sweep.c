@@ -92,6 +92,7 @@ typedef struct Run {
         bool fired;
         uint64_t calls_matched;
         uint64_t faults_injected;       /* 1 when fired: times=1 */
+        uint64_t calls_guarded;         /* calls a guard kept from failing: no run is spent on them */
         int exit_status;        /* -1: killed by a signal, or hung */
         int signal;
         bool hung;
@@ -142,6 +143,7 @@ static json_object *run_json(const Run *r) {
                               JSON_PAIR_BOOL("fired", r->fired),
                               JSON_PAIR_U64("calls_matched", r->calls_matched),
                               JSON_PAIR_U64("faults_injected", r->faults_injected),
+                              JSON_PAIR_U64("calls_guarded", r->calls_guarded),
                               JSON_PAIR_IF(r->exit_status >= 0, JSON_PAIR_I64("exit_status", r->exit_status)),
                               JSON_PAIR_IF(r->exit_status < 0, JSON_PAIR_NULL("exit_status")),
                               JSON_PAIR_STRING("signal", r->signal ? signal_name(r->signal, sig, sizeof(sig)) : NULL),
@@ -343,6 +345,7 @@ static int sweep_one(Transport *t, EventWatcher **watcher, int kmsg_fd, const Fa
         if (doc) {
                 (void) json_get_u64(doc, "calls_matched", 0, UINT64_MAX, &run->calls_matched);
                 (void) json_get_u64(doc, "faults_injected", 0, UINT64_MAX, &run->faults_injected);
+                (void) json_get_u64(doc, "calls_guarded", 0, UINT64_MAX, &run->calls_guarded);
                 run->fired = run->faults_injected > 0;
         }
         run->stack = run->fired ? fault_stack(w, id) : json_object_new_array();

@@ -74,7 +74,7 @@ static void help(void) {
                "     the function's type (ENOMEM, or 1 for TRUE and 0 for NULL functions).\n"
                "     Every SPEC is scoped to CMD's process tree and armed before CMD\n"
                "     starts; the faults end when CMD does (or injectctl dies). A summary\n"
-               "     (function, matched, injected) goes to stderr;\n     with --json as one JSON document, also on stderr.\n"
+               "     (function, matched, injected, guarded) goes to stderr;\n     with --json as one JSON document, also on stderr.\n"
                "\n"
                "sweep options (SPEC: FUNCTION[:ERROR][,caller=FUNC]...):\n"
                "  --max N                     At most N runs (default: 1000)\n"

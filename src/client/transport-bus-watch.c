@@ -19,7 +19,7 @@
 
 typedef struct Known {
         char *id;
-        uint64_t seen, matched, injected;
+        uint64_t seen, matched, injected, guarded;
         bool present;
 } Known;
 
@@ -179,7 +179,7 @@ static int watch_poll(BusWatch *w, bool first) {
 
         for (size_t i = 0; i < n; i++) {
                 json_object *doc = json_object_array_get_idx(list, i), *e = NULL;
-                uint64_t seen = 0, matched = 0, injected = 0;
+                uint64_t seen = 0, matched = 0, injected = 0, guarded = 0;
                 const char *id;
                 Known *k;
 
@@ -188,6 +188,7 @@ static int watch_poll(BusWatch *w, bool first) {
                 (void) json_get_u64(doc, "calls_seen", 0, UINT64_MAX, &seen);
                 (void) json_get_u64(doc, "calls_matched", 0, UINT64_MAX, &matched);
                 (void) json_get_u64(doc, "faults_injected", 0, UINT64_MAX, &injected);
+                (void) json_get_u64(doc, "calls_guarded", 0, UINT64_MAX, &guarded);
 
                 k = watch_find(w, id);
                 if (!k) {
@@ -215,7 +216,8 @@ static int watch_poll(BusWatch *w, bool first) {
                         }
                 } else if (!k->present)
                         continue;
-                else if (k->seen == seen && k->matched == matched && k->injected == injected)
+                else if (k->seen == seen && k->matched == matched && k->injected == injected &&
+                         k->guarded == guarded)
                         continue;
                 else {
                         (void) json_build_object(&e,
@@ -228,6 +230,7 @@ static int watch_poll(BusWatch *w, bool first) {
                 k->seen = seen;
                 k->matched = matched;
                 k->injected = injected;
+                k->guarded = guarded;
         }
         return 0;
 }

@@ -8,6 +8,7 @@
 
 #include "cleanup.h"
 #include "errno-name.h"
+#include "guards.h"
 #include "json-build.h"
 #include "json-util.h"
 #include "manager.h"
@@ -62,10 +63,24 @@ json_object *injection_to_json(Injection *inj) {
                               JSON_PAIR_U64("calls_seen", s->seen),
                               JSON_PAIR_U64("calls_matched", s->matched),
                               JSON_PAIR_U64("faults_injected", s->injected),
+                              JSON_PAIR_U64("calls_guarded", s->guarded),
                               JSON_BUILD_END);
         if (r < 0)
                 return NULL;
         return o;
+}
+
+/* The conditions under which the function is never failed, or NULL when
+ * out of memory. */
+static json_object *function_guards(const Guard *g) {
+        _cleanup_json_ json_object *a = json_object_new_array();
+
+        if (!a)
+                return NULL;
+        for (const char *const *c = g->conditions; *c; c++)
+                if (json_append_string(a, *c) < 0)
+                        return NULL;
+        return TAKE_PTR(a);
 }
 
 bool manager_may_see(Manager *m, const Caller *c, const Injection *inj) {
@@ -110,6 +125,7 @@ int manager_functions_json(Manager *m, const Caller *c, const char *glob, json_o
                 return -ENOMEM;
         for (size_t i = 0; i < t->n; i++) {
                 const InjectableFunction *f = &t->funcs[i];
+                const Guard *g = guard_find(f->name);
                 _cleanup_json_ json_object *bk = NULL;
                 json_object *o;
                 unsigned mask;
@@ -135,6 +151,7 @@ int manager_functions_json(Manager *m, const Caller *c, const char *glob, json_o
                                       JSON_PAIR_IF(f->module, JSON_PAIR_STRING("module", f->module)),
                                       JSON_PAIR_STRING("type", func_type_to_string(f->type)),
                                       JSON_PAIR_OBJECT("backends", TAKE_PTR(bk)),
+                                      JSON_PAIR_IF(g, JSON_PAIR_OBJECT("guards", g ? function_guards(g) : NULL)),
                                       JSON_PAIR_BOOL("allowed",
                                                      c->privileged || policy_glue_function_allowed(m->policy, c, f->name)),
                                       JSON_BUILD_END);

@@ -171,10 +171,10 @@ int manager_remove(Manager *m, Injection *inj, RemoveReason reason) {
                         .event = "removed", .id = inj->id, .owner_uid = &inj->owner_uid,
                         .function = inj->info.function, .value = (const int64_t *) &inj->info.slot.retval,
                         .scope = inj->scope_desc, .reason = remove_reason_to_string(reason),
-                  }, "Injection %s on '%s' removed (%s): seen %llu, matched %llu, injected %llu",
+                  }, "Injection %s on '%s' removed (%s): seen %llu, matched %llu, injected %llu, guarded %llu",
                   inj->id_str, inj->info.function, remove_reason_to_string(reason),
                   (unsigned long long) inj->info.slot.seen, (unsigned long long) inj->info.slot.matched,
-                  (unsigned long long) inj->info.slot.injected);
+                  (unsigned long long) inj->info.slot.injected, (unsigned long long) inj->info.slot.guarded);
 
         manager_publish_removed(m, inj, reason);
         injection_store_remove(inj->id);

@@ -154,6 +154,7 @@ static json_object *info_to_json(Engine *e, const InjectionInfo *i) {
                               JSON_PAIR_U64("seen", i->slot.seen),
                               JSON_PAIR_U64("matched", i->slot.matched),
                               JSON_PAIR_U64("injected", i->slot.injected),
+                              JSON_PAIR_U64("guarded", i->slot.guarded),
                               JSON_BUILD_END) < 0)
                 return NULL;
         return o;
@@ -185,11 +186,12 @@ static void print_info_text(const InjectionInfo *i) {
                            i->slot.scope_kind == INJECT_SCOPE_PROCESS ? "process" : "global";
 
         printf("%016" PRIx64 "  %-24s %-8s %-9s retval=%-6" PRId64 " %s:%" PRIu64 "  left=%s"
-               "  seen=%" PRIu64 " matched=%" PRIu64 " injected=%" PRIu64 "\n",
+               "  seen=%" PRIu64 " matched=%" PRIu64 " injected=%" PRIu64 " guarded=%" PRIu64 "\n",
                i->id, i->function, backend_to_string(i->backend), injection_state_to_string(i->state),
                (int64_t) i->slot.retval, kind, (uint64_t) i->slot.scope_id,
                FORMAT_DURATION(i->slot.deadline_ns > now ? (i->slot.deadline_ns - now) / 1000 : 0),
-               (uint64_t) i->slot.seen, (uint64_t) i->slot.matched, (uint64_t) i->slot.injected);
+               (uint64_t) i->slot.seen, (uint64_t) i->slot.matched, (uint64_t) i->slot.injected,
+               (uint64_t) i->slot.guarded);
 }
 
 static int print_info(Engine *e, const InjectionInfo *i) {

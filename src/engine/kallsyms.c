@@ -142,3 +142,27 @@ int kallsyms_format_addr(const Kallsyms *k, uint64_t addr, char *buf, size_t siz
                 n = snprintf(buf, size, "0x%" PRIx64, addr);
         return n < 0 ? -EINVAL : 0;
 }
+
+int kallsyms_data_symbol(const char *path, const char *name, uint64_t *ret) {
+        _cleanup_fclose_ FILE *f = NULL;
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0;
+
+        f = fopen(path ?: "/proc/kallsyms", "re");
+        if (!f)
+                return negative_errno();
+        while (getline(&line, &cap, f) > 0) {
+                char sym[256], module[128], type;
+                unsigned long long addr;
+                int n;
+
+                n = sscanf(line, "%llx %c %255s [%127[^]]]", &addr, &type, sym, module);
+                if (n != 3 || strcmp(sym, name) != 0 || !strchr("dDbB", type))
+                        continue;
+                if (addr == 0)
+                        return -EPERM;  /* kptr_restrict hides it */
+                *ret = addr;
+                return 0;
+        }
+        return ferror(f) ? -EIO : -ENXIO;
+}

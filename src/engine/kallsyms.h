@@ -30,3 +30,8 @@ const KSym *kallsyms_lookup_addr(const Kallsyms *k, uint64_t addr);
  * when no symbol covers it (k NULL: kallsyms unreadable). Truncates to
  * size. */
 int kallsyms_format_addr(const Kallsyms *k, uint64_t addr, char *buf, size_t size);
+
+/* The address of a vmlinux data symbol (kallsyms types d, D, b, B), read
+ * from path (NULL: /proc/kallsyms). -ENXIO when there is none, -EPERM when
+ * the kernel hides addresses. */
+int kallsyms_data_symbol(const char *path, const char *name, uint64_t *ret);

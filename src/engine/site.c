@@ -16,6 +16,7 @@
 
 #include "cleanup.h"
 #include "engine-internal.h"
+#include "guards.h"
 #include "inject.skel.h"
 #include "pin.h"
 #include "site-cache.h"
@@ -124,12 +125,23 @@ static int site_program_load(Engine *e, const char *function, Backend b, struct 
         struct inject_bpf *skel;
         struct bpf_program *prog;
         const char *libbpf_last;
+        const Guard *guard;
+        uint64_t bootstrap_cache = 0;
         int r;
+
+        guard = guard_find(function);
+        r = guard_resolve(guard, NULL, &bootstrap_cache);
+        if (r < 0)
+                return inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
+                                        "Cannot find the kernel's kmem_cache bootstrap cache in /proc/kallsyms, "
+                                        "which '%s' must never fail: %s", function, strerror(-r));
 
         skel = inject_bpf__open();
         if (!skel)
                 return negative_errno();
         strncpy((char *) skel->rodata->function_name, function, INJECT_FUNC_LEN - 1);
+        skel->rodata->guard = guard ? guard->kind : INJECT_GUARD_NONE;
+        skel->rodata->guard_bootstrap_cache = bootstrap_cache;
 
         prog = b == BACKEND_KPROBE ? skel->progs.inject_kprobe : skel->progs.inject_fmod_ret;
         (void) bpf_program__set_autoload(b == BACKEND_KPROBE ? skel->progs.inject_fmod_ret : skel->progs.inject_kprobe,

@@ -22,6 +22,9 @@ assert_succeeds cat /etc/hostname
 injected=$(as alice busctl --json=short get-property org.injectd.Injector1 "$path" \
     org.injectd.Injector1.Injection FaultsInjected | jq .data)
 ((injected >= 1)) || fail "FaultsInjected: expected at least 1, saw '$injected'"
+guarded=$(as alice busctl --json=short get-property org.injectd.Injector1 "$path" \
+    org.injectd.Injector1.Injection CallsGuarded | jq .data)
+assert_eq 0 "$guarded" "CallsGuarded of a function without guards"
 scope=$(as alice busctl --json=short get-property org.injectd.Injector1 "$path" \
     org.injectd.Injector1.Injection Scope | jq -r .data)
 assert_eq "cgroup:/session-alice" "$scope" "the default scope"

@@ -33,6 +33,14 @@ for api in dbus varlink; do
         "functions matches only the glob ($api)"
     out=$(ictl "${T[@]}" functions '__x64_sys_openat' --allowed)
     assert_contains "$out" "__x64_sys_openat" "functions --allowed ($api)"
+    assert_not_contains "$out" "never failed" "functions: a function without guards ($api)"
+    # Guards: when a function is never failed (docs/engine.md).
+    out=$(ictl "${T[@]}" functions should_failslab)
+    assert_contains "$out" "should_failslab is never failed when the allocation has __GFP_NOFAIL, or when the cache is the kmem_cache bootstrap cache." \
+        "functions: the guards of should_failslab ($api)"
+    fns=$(ictl "${T[@]}" functions should_fail_alloc_page --json)
+    assert_eq '["the allocation has __GFP_NOFAIL"]' "$(jq -c '.[0].guards' <<<"$fns")" \
+        "functions --json: the guards of should_fail_alloc_page ($api)"
 
     # inject --detach, list, show, cancel
     inj=$(ictl "${T[@]}" inject __x64_sys_openat --error ENOENT --comm cat --for 1min --detach --json)
@@ -46,8 +54,10 @@ for api in dbus varlink; do
     list=$(ictl "${T[@]}" list --json)
     assert_eq "$id" "$(jq -r '.[0].id' <<<"$list")" "list --json ($api)"
     (($(jq '.[0].faults_injected' <<<"$list") >= 1)) || fail "list --json ($api): expected faults, saw $list"
+    assert_eq 0 "$(jq '.[0].calls_guarded' <<<"$list")" "list --json: calls_guarded of a function without guards ($api)"
     out=$(ictl "${T[@]}" list)
     assert_contains "$out" "$id" "list ($api)"
+    assert_contains "$out" "GUARDED" "list: the GUARDED column ($api)"
     assert_contains "$out" "cgroup:/session-alice" "list ($api)"
     out=$(ictl "${T[@]}" show "$id")
     assert_contains "$out" "Function: __x64_sys_openat" "show ($api)"
@@ -85,6 +95,7 @@ for api in dbus varlink; do
         "$OPEN_REPORT" 3 "${files[@]}" 2>&1 >/dev/null) || rc=$?
     assert_eq 3 "$rc" "run --json: the command's exit status ($api)"
     assert_eq 2 "$(jq '.injections[0].faults_injected' <<<"$sum")" "run --json: injected ($api)"
+    assert_eq 0 "$(jq '.injections[0].calls_guarded' <<<"$sum")" "run --json: guarded ($api)"
     assert_eq 3 "$(jq '.exit_status' <<<"$sum")" "run --json: exit_status ($api)"
 
     # A command killed by a signal: 128+N.
