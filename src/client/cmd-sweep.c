@@ -44,7 +44,7 @@ typedef struct Output {
 
 static void output_read(Output *o) {
         char buf[4096];
-        ssize_t n;
+        ssize_t n = -1;  /* read() not called yet: the fd was closed already */
 
         while (o->fd >= 0 && (n = read(o->fd, buf, sizeof(buf))) != 0) {
                 if (n < 0) {
