@@ -290,36 +290,36 @@ static void test_policy_check(void) {
         ASSERT_OK(policy_glue_load((const char *const[]) { dir, NULL }, &p));
 
         /* Root needs no rule, and no policy. */
-        ASSERT_OK(policy_glue_check(NULL, &root, &req, INJECT_SCOPE_GLOBAL, &v, &err));
+        ASSERT_OK(policy_glue_check(NULL, &root, &req, INJECT_SCOPE_GLOBAL, false, &v, &err));
         ASSERT_STREQ(v.rule, "root");
         ASSERT_EQ_U64(v.max_duration_usec, ROOT_DEFAULT_DURATION_USEC);
         policy_verdict_done(&v);
 
         /* Without a policy, nobody else may. */
-        ASSERT_RET(policy_glue_check(NULL, &c, &req, INJECT_SCOPE_PROCESS, &v, &err), -EACCES);
+        ASSERT_RET(policy_glue_check(NULL, &c, &req, INJECT_SCOPE_PROCESS, false, &v, &err), -EACCES);
         ASSERT_STREQ(err.name, POLICY_ERROR_USER_NOT_IN_POLICY);
 
         /* The verdict carries the rule's terms. */
-        ASSERT_OK(policy_glue_check(p, &c, &req, INJECT_SCOPE_PROCESS, &v, &err));
+        ASSERT_OK(policy_glue_check(p, &c, &req, INJECT_SCOPE_PROCESS, false, &v, &err));
         ASSERT_STREQ(v.rule, "by-uid");
         ASSERT_EQ_U64(v.max_duration_usec, 90 * UINT64_C(1000000));
         ASSERT_EQ(v.max_active, 7);
         policy_verdict_done(&v);
 
         err = (InjectError) {};
-        ASSERT_RET(policy_glue_check(p, &c, &req, INJECT_SCOPE_CGROUP, &v, &err), -EACCES);
+        ASSERT_RET(policy_glue_check(p, &c, &req, INJECT_SCOPE_CGROUP, false, &v, &err), -EACCES);
         ASSERT_STREQ(err.name, POLICY_ERROR_SCOPE_NOT_ALLOWED);
 
         /* Groups come from the caller's group list (the user database), not its process. */
         req.function = (char *) "should_failslab";
         req.retval = -12;
         err = (InjectError) {};
-        ASSERT_RET(policy_glue_check(p, &member, &req, INJECT_SCOPE_PROCESS, &v, &err), -EACCES);
+        ASSERT_RET(policy_glue_check(p, &member, &req, INJECT_SCOPE_PROCESS, false, &v, &err), -EACCES);
         ASSERT_STREQ(err.name, POLICY_ERROR_USER_NOT_IN_POLICY);
         ASSERT_FALSE(policy_glue_function_allowed(p, &member, "should_failslab"));
         member.groups = groups;
         member.n_groups = 2;
-        ASSERT_OK(policy_glue_check(p, &member, &req, INJECT_SCOPE_PROCESS, &v, &err));
+        ASSERT_OK(policy_glue_check(p, &member, &req, INJECT_SCOPE_PROCESS, false, &v, &err));
         ASSERT_STREQ(v.rule, "by-group");
         policy_verdict_done(&v);
         ASSERT_TRUE(policy_glue_function_allowed(p, &member, "should_failslab"));
