@@ -220,6 +220,8 @@ static int resolve_explicit_cgroup(const Caller *c, const InjectRequest *req, Sc
         target[n > 0 ? n : 0] = 0;
         snprintf(s->desc, sizeof(s->desc), "cgroup:%.300s",
                  strncmp(target, CGROUP_ROOT, strlen(CGROUP_ROOT)) == 0 ? target + strlen(CGROUP_ROOT) : target);
+        if (strcmp(s->desc, "cgroup:") == 0)
+                snprintf(s->desc, sizeof(s->desc), "cgroup:/");
         s->kind = INJECT_SCOPE_CGROUP;
         if (c->privileged)
                 return 0;

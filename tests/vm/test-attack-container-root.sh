@@ -25,8 +25,8 @@ cat >/etc/injectd/policy.d/50-root.json <<'EOF'
     {
       "name": "test-root-own",
       "users": ["root"],
-      "functions": ["should_failslab"],
-      "errors": ["ENOMEM"],
+      "functions": ["__x64_sys_openat"],
+      "errors": ["ENOENT"],
       "scopes": ["cgroup", "process"],
       "max-duration": "10min",
       "max-active": 4
@@ -54,7 +54,7 @@ caps=$(in_container 'grep ^CapEff /proc/self/status; readlink /proc/self/ns/pid'
 log "inside: $caps"
 in_container 'capsh --has-p=cap_sys_admin' 2>/dev/null && fail "the container still has CAP_SYS_ADMIN"
 
-spec='inject should_failslab --error ENOMEM --for 1min --detach'
+spec='inject __x64_sys_openat --error ENOENT --for 1min --detach'
 
 # refused WHAT CMDLINE: the container's CMDLINE must fail.
 refused() {

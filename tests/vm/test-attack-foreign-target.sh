@@ -23,7 +23,7 @@ PYTHON=/usr/bin/python3
 daemon_setup
 start_injectd
 
-spec=(inject should_failslab --error ENOMEM --for 1min --detach)
+spec=(inject __x64_sys_openat --error ENOENT --for 1min --detach)
 
 # refused WHAT CMD...: alice's CMD must fail and leave nothing armed.
 refused() {
