@@ -25,6 +25,12 @@ typedef struct TaskCheck {
         bool exhausted;                 /* gave up: too large */
 } TaskCheck;
 
+/* pid 1, kthreadd and the kernel threads (its children) are nobody's own,
+ * not even an unprivileged uid 0's. */
+static bool task_is_system(pid_t pid, const ProcStatus *st) {
+        return pid == 1 || pid == 2 || st->ppid == 2;
+}
+
 /* 1: pid's uids all are check->uid and it is in check->ns or below;
  * 0: not; -ENOENT: gone. */
 static int task_is_callers(TaskCheck *check, pid_t pid) {
@@ -34,6 +40,10 @@ static int task_is_callers(TaskCheck *check, pid_t pid) {
         r = proc_status_read(pid, &st);
         if (r < 0)
                 return r;
+        if (task_is_system(pid, &st)) {
+                check->other_pid = pid;
+                return 0;
+        }
         for (int i = 0; i < 4; i++)
                 if (st.uids[i] != check->uid) {
                         check->other = st.uids[i];
@@ -142,7 +152,8 @@ static void describe_not_callers(const TaskCheck *check, char *buf, size_t n) {
                 snprintf(buf, n, "more than %u cgroups or %u processes to check", CGROUP_WALK_MAX_DIRS,
                          CGROUP_WALK_MAX_TASKS);
         else if (check->other_pid > 0)
-                snprintf(buf, n, "process %d, outside your pid namespace", (int) check->other_pid);
+                snprintf(buf, n, "process %d, which is not yours (the system's, or outside your pid namespace)",
+                         (int) check->other_pid);
         else
                 snprintf(buf, n, "processes of another user (uid %u)", (unsigned) check->other);
 }
@@ -251,6 +262,8 @@ static int process_is_callers(const Caller *c, const ProcNsRef *ns, pid_t pid) {
         r = proc_status_read(pid, &st);
         if (r < 0)
                 return r;
+        if (task_is_system(pid, &st))
+                return 0;
         for (int i = 0; i < 4; i++)
                 if (st.uids[i] != c->uid)
                         return 0;

@@ -54,7 +54,9 @@ caps=$(in_container 'grep ^CapEff /proc/self/status; readlink /proc/self/ns/pid'
 log "inside: $caps"
 in_container 'capsh --has-p=cap_sys_admin' 2>/dev/null && fail "the container still has CAP_SYS_ADMIN"
 
-spec='inject __x64_sys_openat --error ENOENT --for 1min --detach'
+# --comm: no thread has that name, so an injection wrongly armed fails
+# nothing and the VM stays usable to report it.
+spec='inject __x64_sys_openat --error ENOENT --comm attack-test --for 1min --detach'
 
 # refused WHAT CMDLINE: the container's CMDLINE must fail.
 refused() {

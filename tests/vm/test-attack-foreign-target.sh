@@ -23,7 +23,9 @@ PYTHON=/usr/bin/python3
 daemon_setup
 start_injectd
 
-spec=(inject __x64_sys_openat --error ENOENT --for 1min --detach)
+# --comm: no thread has that name, so an injection wrongly armed fails
+# nothing and the VM stays usable to report it.
+spec=(inject __x64_sys_openat --error ENOENT --comm attack-test --for 1min --detach)
 
 # refused WHAT CMD...: alice's CMD must fail and leave nothing armed.
 refused() {
@@ -49,7 +51,7 @@ armed() {
 start_as alice /dev/null /dev/null "$PYTHON" -c \
     'import ctypes, time; ctypes.CDLL(None).prctl(4, 0, 0, 0, 0); time.sleep(1000)'
 nodump=$BG_PID
-wait_until 60 test "$(stat -c %u "/proc/$nodump")" = 0
+wait_until 120 bash -c "[[ \$(stat -c %u /proc/$nodump) == 0 ]]"
 log "pid $nodump runs as $(awk '/^Uid/ { print $2 }' "/proc/$nodump/status"), /proc/$nodump is owned by uid 0"
 refused "her non-dumpable process" "$INJECTCTL" "${spec[@]}" --pid "$nodump"
 refused "her non-dumpable process over Varlink" "$INJECTCTL" --varlink "${spec[@]}" --pid "$nodump"
