@@ -208,11 +208,11 @@ int proc_same_namespaces(pid_t pid, const ProcStatus *st, bool *ret_userns, bool
         return 0;
 }
 
-int proc_dir_owner(pid_t pid, uid_t *ret) {
+int proc_dump_owner(pid_t pid, uid_t *ret) {
         struct stat s;
         char p[64];
 
-        snprintf(p, sizeof(p), "/proc/%d", (int) pid);
+        snprintf(p, sizeof(p), "/proc/%d/stat", (int) pid);
         if (stat(p, &s) < 0)
                 return negative_errno();
         *ret = s.st_uid;

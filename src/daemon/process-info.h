@@ -3,9 +3,9 @@
 
 /* What /proc says about a process that decides whose it is and what it may
  * do itself: its uids, its effective capabilities, where it sits in the
- * tree of pid namespaces, who owns its /proc directory. Only files any
- * process may read are needed (/proc/PID/status, /proc/PID/stat, the
- * /proc/PID directory itself, uid_map and gid_map): the daemon runs with
+ * tree of pid namespaces, who owns its /proc files. Only files any
+ * process may read are needed (/proc/PID/status, /proc/PID/stat and
+ * its owner, uid_map and gid_map): the daemon runs with
  * a few capabilities and without CAP_SYS_PTRACE, so the /proc/PID/ns links of a
  * process that holds capabilities it lacks are closed to it. Those links
  * are still used when they open. */
@@ -46,9 +46,9 @@ bool proc_privilege_from(uint64_t cap_eff, bool init_userns, bool init_pidns);
  * may read (the same uid_map and gid_map; NSpid with no nested pid). */
 int proc_same_namespaces(pid_t pid, const ProcStatus *st, bool *ret_userns, bool *ret_pidns);
 
-/* The uid owning /proc/PID: the process's euid if it is dumpable, else
- * root. */
-int proc_dir_owner(pid_t pid, uid_t *ret);
+/* The uid owning the files in /proc/PID (its "stat"): the process's euid
+ * if it is dumpable, else root. (The directory itself keeps the euid.) */
+int proc_dump_owner(pid_t pid, uid_t *ret);
 
 /* The topmost process reached from pid up the parent chain through
  * processes whose depth (n_nspid - 1) is at least level, with its start

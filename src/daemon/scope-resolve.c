@@ -251,8 +251,8 @@ static int resolve_explicit_cgroup(const Caller *c, const InjectRequest *req, Sc
         return 0;
 }
 
-/* Whether the process pid is the caller's own: its uids, its /proc
- * directory (which root owns when it is not dumpable), its pid namespace.
+/* Whether the process pid is the caller's own: its uids, its /proc files
+ * (which root owns when it is not dumpable), its pid namespace.
  * The cheap reads first; 1 yes, 0 no, negative errno. */
 static int process_is_callers(const Caller *c, const ProcNsRef *ns, pid_t pid) {
         ProcStatus st;
@@ -267,7 +267,7 @@ static int process_is_callers(const Caller *c, const ProcNsRef *ns, pid_t pid) {
         for (int i = 0; i < 4; i++)
                 if (st.uids[i] != c->uid)
                         return 0;
-        r = proc_dir_owner(pid, &owner);
+        r = proc_dump_owner(pid, &owner);
         if (r < 0)
                 return r;
         if (owner != c->uid)

@@ -94,7 +94,7 @@ static void test_own_namespaces(void) {
         ASSERT_OK(proc_same_namespaces(getpid(), &st, &userns, &pidns));
         ASSERT_TRUE(userns);
         ASSERT_EQ(pidns, st.n_nspid == 1);      /* the /proc here may be an outer namespace's */
-        ASSERT_OK(proc_dir_owner(getpid(), &owner));
+        ASSERT_OK(proc_dump_owner(getpid(), &owner));
         ASSERT_EQ(owner, geteuid());
 
         ASSERT_OK(proc_ns_ref(getpid(), &st, &ref));
@@ -227,10 +227,50 @@ static void test_caller_privileged(void) {
         close(q[1]);
 }
 
+/* A child of another uid: its /proc files are its own while dumpable, and
+ * root's once it is not. */
+static void test_dump_owner(void) {
+        int p[2], q[2];
+        uid_t owner;
+        char x;
+
+        if (geteuid() != 0) {
+                printf("  skipped: a process of another uid (needs root)\n");
+                return;
+        }
+        for (int dumpable = 1; dumpable >= 0; dumpable--) {
+                pid_t pid;
+
+                ASSERT_EQ(pipe(p), 0);
+                ASSERT_EQ(pipe(q), 0);
+                pid = fork();
+                ASSERT_TRUE(pid >= 0);
+                if (pid == 0) {
+                        (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                        if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0 ||
+                            prctl(PR_SET_DUMPABLE, dumpable) < 0)
+                                _exit(1);
+                        (void) write(p[1], "x", 1);
+                        (void) read(q[0], &x, 1);
+                        _exit(0);
+                }
+                ASSERT_EQ(read(p[0], &x, 1), 1);
+                ASSERT_OK(proc_dump_owner(pid, &owner));
+                ASSERT_EQ(owner, dumpable ? 65534u : 0u);
+                (void) write(q[1], "x", 1);
+                waitpid(pid, NULL, 0);
+                close(p[0]);
+                close(p[1]);
+                close(q[0]);
+                close(q[1]);
+        }
+}
+
 int main(void) {
         TEST_RUN(test_status_table);
         TEST_RUN(test_privilege_rule);
         TEST_RUN(test_own_namespaces);
+        TEST_RUN(test_dump_owner);
         TEST_RUN(test_nested_namespaces);
         TEST_RUN(test_caller_privileged);
         return 0;

@@ -51,8 +51,8 @@ noread=$DAEMON_WORK/sleep-noread
 install -m 0711 "$(command -v sleep)" "$noread"
 start_as alice /dev/null /dev/null "$noread" 1000
 nodump=$BG_PID
-wait_until 120 bash -c "[[ \$(readlink /proc/$nodump/exe 2>/dev/null; stat -c %u /proc/$nodump) == *noread*0 ]]"
-log "pid $nodump runs as $(awk '/^Uid/ { print $2 }' "/proc/$nodump/status"), /proc/$nodump is owned by uid 0"
+wait_until 120 bash -c "[[ \$(readlink /proc/$nodump/exe 2>/dev/null; stat -c %u /proc/$nodump/stat) == *noread*0 ]]"
+log "pid $nodump runs as $(awk '/^Uid/ { print $2 }' "/proc/$nodump/status"), /proc/$nodump/stat is owned by uid 0"
 refused "her non-dumpable process" "$INJECTCTL" "${spec[@]}" --pid "$nodump"
 refused "her non-dumpable process over Varlink" "$INJECTCTL" --varlink "${spec[@]}" --pid "$nodump"
 
