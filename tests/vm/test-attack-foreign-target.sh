@@ -3,8 +3,8 @@
 #
 # Same uid is not enough. alice (group injectd: polkit grants her
 # org.injectd.inject, not inject-global) names processes and cgroups that
-# run as her but are not hers to fail: her own process that is not
-# dumpable (it runs a program she cannot read, as a setuid one), a process of hers in
+# run as her but are not hers to fail: her own process made non-dumpable
+# (prctl PR_SET_DUMPABLE 0, as a setuid program is), a process of hers in
 # another pid namespace, seen from a pid namespace of hers that does not
 # contain it, and a cgroup she owns that also holds one of bob's
 # processes. Each is foreign, polkit does not grant inject-global, so each
@@ -17,6 +17,9 @@
 
 INJECTCTL=$BUILD_DIR/src/client/injectctl
 [[ -x $INJECTCTL ]] || fail "injectctl is not built at '$INJECTCTL'"
+
+PYTHON=/usr/bin/python3
+[[ -x $PYTHON ]] || fail "expected python3 at '$PYTHON'"
 
 daemon_setup
 start_injectd
@@ -45,13 +48,12 @@ armed() {
     as alice "$INJECTCTL" cancel "$id" >/dev/null
 }
 
-# ---- a process of hers that is not dumpable: it runs a program she may
-# execute but not read, which the kernel treats as it treats a setuid one.
-noread=$DAEMON_WORK/sleep-noread
-install -m 0711 "$(command -v sleep)" "$noread"
-start_as alice /dev/null /dev/null "$noread" 1000
+# ---- a process of hers that is not dumpable (prctl PR_SET_DUMPABLE 0,
+# as a setuid program is): the kernel gives its /proc files to root.
+start_as alice /dev/null /dev/null "$PYTHON" -c \
+    'import ctypes, time; ctypes.CDLL(None).prctl(4, 0, 0, 0, 0); time.sleep(1000)'
 nodump=$BG_PID
-wait_until 120 bash -c "[[ \$(readlink /proc/$nodump/exe 2>/dev/null; stat -c %u /proc/$nodump/stat) == *noread*0 ]]"
+wait_until 300 bash -c "[[ \$(readlink /proc/$nodump/exe 2>/dev/null; stat -c %u /proc/$nodump/stat) == *python*0 ]]"
 log "pid $nodump runs as $(awk '/^Uid/ { print $2 }' "/proc/$nodump/status"), /proc/$nodump/stat is owned by uid 0"
 refused "her non-dumpable process" "$INJECTCTL" "${spec[@]}" --pid "$nodump"
 refused "her non-dumpable process over Varlink" "$INJECTCTL" --varlink "${spec[@]}" --pid "$nodump"
