@@ -78,9 +78,16 @@ log "alice in her own pid namespace: armed $id for $("$INJECTCTL" show "$id" --j
 as alice "$INJECTCTL" cancel "$id" >/dev/null
 
 # ---- a cgroup of hers that holds one of bob's processes
+
+# is_bobs PID: wait until start_as has put PID in bob's session cgroup and
+# exec'd it as bob, so that moving it elsewhere is not undone.
+is_bobs() {
+    wait_until 120 bash -c "[[ \$(stat -c %u /proc/$1/stat) == $(id -u bob) ]]"
+}
 shared=$(make_cgroup alice-shared)
 chown alice: "$shared" "$shared/cgroup.procs"
 start_as bob /dev/null /dev/null sleep 1000
+is_bobs "$BG_PID"
 echo "$BG_PID" >"$shared/cgroup.procs"
 refused "her cgroup holding bob's process" "$INJECTCTL" "${spec[@]}" --cgroup "$shared"
 refused "her cgroup holding bob's process, over Varlink" "$INJECTCTL" --varlink "${spec[@]}" --cgroup "$shared"
@@ -89,6 +96,7 @@ kill "$BG_PID"
 # A sub-cgroup that holds bob's process counts as well.
 sub=$(make_cgroup alice-shared/sub)
 start_as bob /dev/null /dev/null sleep 1000
+is_bobs "$BG_PID"
 echo "$BG_PID" >"$sub/cgroup.procs"
 refused "her cgroup with bob's process below it" "$INJECTCTL" "${spec[@]}" --cgroup "$shared"
 kill "$BG_PID"
