@@ -63,6 +63,13 @@ static void test_process_scopes(void) {
         ASSERT_TRUE(s.foreign);
         ASSERT_OK(resolve(&root, (InjectRequest) { .scope = REQUEST_SCOPE_PROCESS, .pid = 1, .cgroup_fd = -1 }, &s, &err));
         ASSERT_FALSE(s.foreign);
+        /* An unprivileged uid 0 (root in a container) owns neither pid 1 nor kthreadd. */
+        root.privileged = false;
+        ASSERT_OK(resolve(&root, (InjectRequest) { .scope = REQUEST_SCOPE_PROCESS, .pid = 1, .cgroup_fd = -1 }, &s, &err));
+        ASSERT_TRUE(s.foreign);
+        if (resolve(&root, (InjectRequest) { .scope = REQUEST_SCOPE_PROCESS, .pid = 2, .cgroup_fd = -1 }, &s, &err) >= 0)
+                ASSERT_TRUE(s.foreign);
+        root.privileged = true;
 
         /* A process of the user's that runs setuid to someone else is not fully theirs. */
         if (geteuid() == 0) {
