@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "authorize.h"
@@ -50,12 +51,35 @@ int authorize_rate(Manager *m, const Caller *c, InjectError *err) {
         return 0;
 }
 
+/* The verdict of a rule that names the foreign target itself, if any. */
+static int authorize_explicit(Manager *m, const Caller *c, const InjectRequest *req, const ScopeResolution *scope,
+                              const PolicyVerdict *verdict, PolicyVerdict *ret) {
+        InjectError ignored = {};
+        int r;
+
+        if (!scope->foreign || c->privileged)
+                return 0;
+        if (scope->kind == INJECT_SCOPE_GLOBAL) {
+                /* Only a rule naming "global" got this far. */
+                *ret = (PolicyVerdict) { .rule = strdup(verdict->rule), .max_duration_usec = verdict->max_duration_usec,
+                                         .max_active = verdict->max_active };
+                return ret->rule ? 0 : -ENOMEM;
+        }
+        r = policy_glue_check(m->policy, c, req, scope->kind, true, ret, &ignored);
+        if (r == -ENOMEM)
+                return r;
+        return 0;       /* refused: no rule names it, ret stays empty */
+}
+
 int authorize_request(Manager *m, const Caller *c, const InjectRequest *req, const ScopeResolution *scope,
-                      PolicyVerdict *verdict, InjectError *err) {
+                      PolicyVerdict *verdict, PolicyVerdict *explicit, InjectError *err) {
         unsigned active;
         int r;
 
-        r = policy_glue_check(m->policy, c, req, scope->kind, verdict, err);
+        r = policy_glue_check(m->policy, c, req, scope->kind, false, verdict, err);
+        if (r < 0)
+                return r;
+        r = authorize_explicit(m, c, req, scope, verdict, explicit);
         if (r < 0)
                 return r;
         active = manager_count_active(m, c->uid, false);
@@ -68,6 +92,11 @@ int authorize_request(Manager *m, const Caller *c, const InjectRequest *req, con
                                         "The daemon holds its maximum of %u active injections",
                                         m->options.max_active);
         return 0;
+}
+
+bool authorize_polkit_vouches(const Caller *c, const PolkitResult *res) {
+        return res->allowed && res->how && strcmp(res->how, POLKIT_HOW_POLKIT) == 0 &&
+               (c->uid != 0 || c->privileged);
 }
 
 const char *authorize_polkit_action(const ScopeResolution *scope) {

@@ -16,9 +16,18 @@
 int authorize_rate(Manager *m, const Caller *c, InjectError *err);
 
 /* The policy's verdict on req for scope, then the limits. verdict is
- * filled as far as the decision went (its rule names a refusal's rule). */
+ * filled as far as the decision went (its rule names a refusal's rule).
+ * For a foreign scope, explicit gets the verdict of a rule that names it
+ * ("foreign-process", "foreign-cgroup", "global"), which is what counts
+ * when polkit's answer does not (authorize_polkit_vouches()); its rule
+ * stays NULL if no rule does. */
 int authorize_request(Manager *m, const Caller *c, const InjectRequest *req, const ScopeResolution *scope,
-                      PolicyVerdict *verdict, InjectError *err);
+                      PolicyVerdict *verdict, PolicyVerdict *explicit, InjectError *err);
+
+/* Whether res is a yes that polkit itself gave for c: not a fallback of
+ * --polkit=auto or off, and not for an unprivileged uid 0, whom polkitd
+ * authorizes for everything (root in a container is uid 0 too). */
+bool authorize_polkit_vouches(const Caller *c, const PolkitResult *res);
 
 /* The polkit action a request for scope needs. */
 const char *authorize_polkit_action(const ScopeResolution *scope);

@@ -7,6 +7,8 @@
 
 #include "caller.h"
 #include "cleanup.h"
+#include "log.h"
+#include "process-info.h"
 #include "scope.h"
 
 static const char *const transport_table[_TRANSPORT_MAX] = {
@@ -53,6 +55,42 @@ static int fill_user(Caller *c) {
         }
 }
 
+/* Privileged means able to do it oneself: CAP_SYS_ADMIN, or CAP_BPF and
+ * CAP_PERFMON, effective in the initial user namespace, from the initial
+ * pid namespace. uid 0 alone is not that: root in a container without a
+ * user namespace has neither. What is read here belongs to the process
+ * behind pid now, so it counts only if that is still the process the
+ * kernel vouched for: the same euid as the socket's credentials, the same
+ * start time before and after. Anything unclear makes an ordinary caller. */
+static int caller_privileged(uid_t uid, pid_t pid, uint64_t start_ticks, bool *ret) {
+        bool userns = false, pidns = false;
+        uint64_t start;
+        ProcStatus st;
+        pid_t tgid;
+        int r;
+
+        *ret = false;
+        if (pid <= 0)
+                return 0;
+        r = proc_status_read(pid, &st);
+        if (r < 0)
+                return r;
+        if (st.uids[1] != uid)
+                return 0;
+        if (!proc_privilege_from(st.cap_eff, true, true))
+                return 0;               /* no need to look further */
+        r = proc_same_namespaces(pid, &st, &userns, &pidns);
+        if (r < 0)
+                return r;
+        r = scope_process(pid, &tgid, &start);
+        if (r < 0)
+                return r;
+        if (start != start_ticks)
+                return 0;
+        *ret = proc_privilege_from(st.cap_eff, userns, pidns);
+        return 0;
+}
+
 int caller_from_ucred(uid_t uid, gid_t gid, pid_t pid, Caller *ret) {
         Caller c = { .transport = TRANSPORT_VARLINK, .uid = uid, .gid = gid, .pid = pid };
         pid_t tgid;
@@ -62,13 +100,16 @@ int caller_from_ucred(uid_t uid, gid_t gid, pid_t pid, Caller *ret) {
                 r = scope_process(pid, &tgid, &c.start_ticks);
                 if (r < 0)
                         return r;
+                r = caller_privileged(uid, pid, c.start_ticks, &c.privileged);
+                if (r < 0)
+                        log_debug_errno(r, "Cannot tell whether pid %d is privileged, taking it as not: %m",
+                                        (int) pid);
         }
         r = fill_user(&c);
         if (r < 0) {
                 caller_done(&c);
                 return r;
         }
-        c.privileged = uid == 0;
         *ret = c;
         return 0;
 }

@@ -55,7 +55,7 @@ static void on_manage_result(const PolkitResult *res, void *userdata) {
         ManageCheck *mc = userdata;
         InjectError err = {};
 
-        if (res->allowed && strcmp(res->how, POLKIT_HOW_POLKIT) == 0)
+        if (authorize_polkit_vouches(&mc->caller, res))
                 do_manage(mc);
         else {
                 /* Managing others' injections is never granted by default. */

@@ -48,13 +48,16 @@ static PolicySubject subject_of(const Caller *c) {
         };
 }
 
-static PolicyScope policy_scope_of(enum inject_scope_kind k) {
-        return k == INJECT_SCOPE_PROCESS ? POLICY_SCOPE_PROCESS :
-               k == INJECT_SCOPE_GLOBAL ? POLICY_SCOPE_GLOBAL : POLICY_SCOPE_CGROUP;
+static PolicyScope policy_scope_of(enum inject_scope_kind k, bool foreign) {
+        if (k == INJECT_SCOPE_GLOBAL)
+                return POLICY_SCOPE_GLOBAL;
+        if (k == INJECT_SCOPE_PROCESS)
+                return foreign ? POLICY_SCOPE_FOREIGN_PROCESS : POLICY_SCOPE_PROCESS;
+        return foreign ? POLICY_SCOPE_FOREIGN_CGROUP : POLICY_SCOPE_CGROUP;
 }
 
 int policy_glue_check(const Policy *p, const Caller *c, const InjectRequest *req, enum inject_scope_kind kind,
-                      PolicyVerdict *ret, InjectError *err) {
+                      bool foreign, PolicyVerdict *ret, InjectError *err) {
         PolicySubject s = subject_of(c);
         PolicyDecision d;
         int r;
@@ -70,7 +73,7 @@ int policy_glue_check(const Policy *p, const Caller *c, const InjectRequest *req
                                  .function = req->function,
                                  .retval = req->retval,
                                  .is_errno = req->is_errno,
-                                 .scope = policy_scope_of(kind),
+                                 .scope = policy_scope_of(kind, foreign),
                                  .duration_usec = req->duration_usec,
                          }, &d);
         if (r < 0)

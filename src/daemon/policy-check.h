@@ -34,6 +34,8 @@ void policy_verdict_done(PolicyVerdict *v);
 int policy_glue_load(const char *const *dirs, Policy **ret);
 void policy_glue_free(Policy *p);
 
+/* foreign: the target is not the caller's, and only a rule that names
+ * such targets ("foreign-process", "foreign-cgroup") may grant it. */
 int policy_glue_check(const Policy *p, const Caller *c, const InjectRequest *req, enum inject_scope_kind kind,
-                      PolicyVerdict *ret, InjectError *err);
+                      bool foreign, PolicyVerdict *ret, InjectError *err);
 bool policy_glue_function_allowed(const Policy *p, const Caller *c, const char *function);

@@ -348,8 +348,14 @@ static int parse_scope(RuleContext *rc, PolicyRule *rule, const char *key, json_
         scope = policy_scope_from_string(s);
         if (scope < 0)
                 return rule_error(rc, key, i, false,
-                                  "unknown scope \"%s\" (expected \"cgroup\", \"process\" or \"global\")", s);
+                                  "unknown scope \"%s\" (expected \"cgroup\", \"process\", \"global\", "
+                                  "\"foreign-cgroup\" or \"foreign-process\")", s);
         rule->scopes |= 1u << scope;
+        /* Who may fail others' processes may fail their own. */
+        if (scope == POLICY_SCOPE_FOREIGN_CGROUP)
+                rule->scopes |= 1u << POLICY_SCOPE_CGROUP;
+        if (scope == POLICY_SCOPE_FOREIGN_PROCESS)
+                rule->scopes |= 1u << POLICY_SCOPE_PROCESS;
         return 0;
 }
 

@@ -25,6 +25,8 @@ static const char *const policy_scope_table[_POLICY_SCOPE_MAX] = {
         [POLICY_SCOPE_CGROUP]  = "cgroup",
         [POLICY_SCOPE_PROCESS] = "process",
         [POLICY_SCOPE_GLOBAL]  = "global",
+        [POLICY_SCOPE_FOREIGN_CGROUP]  = "foreign-cgroup",
+        [POLICY_SCOPE_FOREIGN_PROCESS] = "foreign-process",
 };
 
 const char *policy_scope_to_string(PolicyScope s) {

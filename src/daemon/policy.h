@@ -23,10 +23,17 @@
 /* Larger policy files are refused. */
 #define POLICY_FILE_SIZE_MAX (UINT64_C(1024) * 1024)
 
+/* A foreign target is a process or cgroup that is not the caller's own
+ * (scope-resolve.h). Without a yes from polkit, only a rule that names
+ * "foreign-process" or "foreign-cgroup" grants one; such a rule also
+ * grants the caller's own processes or cgroups. "global" is always
+ * foreign, and named as such. */
 typedef enum PolicyScope {
         POLICY_SCOPE_CGROUP,
         POLICY_SCOPE_PROCESS,
         POLICY_SCOPE_GLOBAL,
+        POLICY_SCOPE_FOREIGN_CGROUP,
+        POLICY_SCOPE_FOREIGN_PROCESS,
         _POLICY_SCOPE_MAX,
 } PolicyScope;
 

@@ -21,6 +21,9 @@
  *             policy alone, and that is logged once (and again if polkit
  *             returns and then goes away again). Any other failure (polkit
  *             present but failing, a timeout, no bus) refuses the check.
+ *             Neither fallback is a yes for a foreign target: the request
+ *             pipeline then wants a policy rule that names it
+ *             (authorize_polkit_vouches()).
  *   required  polkit must answer. If it cannot be reached, the check is
  *             refused and result->error/error_message say why.
  *

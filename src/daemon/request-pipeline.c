@@ -26,6 +26,7 @@ struct PendingRequest {
         InjectRequest req;
         ScopeResolution scope;
         PolicyVerdict verdict;
+        PolicyVerdict explicit;         /* a foreign scope: the rule naming it, if any */
         PolkitCheck *check;
         void *owner;            /* the front end's handle on the requester */
         manager_inject_cb cb;
@@ -47,6 +48,7 @@ static void pending_free(PendingRequest *p) {
         caller_done(&p->caller);
         request_done(&p->req);
         policy_verdict_done(&p->verdict);
+        policy_verdict_done(&p->explicit);
         free(p);
 }
 
@@ -223,6 +225,25 @@ static void on_polkit_result(const PolkitResult *res, void *userdata) {
         InjectError err = {};
 
         pending_unlink(p->manager, p);
+        if (res->allowed && p->scope.foreign && !authorize_polkit_vouches(&p->caller, res)) {
+                /* No polkit yes of its own: a fallback, or polkit's blanket yes
+                 * for uid 0. A target not the caller's then needs a rule that
+                 * names it, and that rule's limits apply. */
+                if (!p->explicit.rule) {
+                        inject_error_set(&err, -EACCES, INJECT_ERROR_NOT_AUTHORIZED,
+                                         "%s is not yours: it needs %s from polkit (%s did not count), or a policy "
+                                         "rule naming scope \"%s\"", p->scope.desc, POLKIT_ACTION_INJECT_GLOBAL,
+                                         res->how,
+                                         p->scope.kind == INJECT_SCOPE_GLOBAL ? "global" :
+                                         p->scope.kind == INJECT_SCOPE_PROCESS ? "foreign-process" : "foreign-cgroup");
+                        refuse(p, res->how, &err);
+                        pending_free(p);
+                        return;
+                }
+                policy_verdict_done(&p->verdict);
+                p->verdict = p->explicit;
+                p->explicit = (PolicyVerdict) {};
+        }
         if (res->allowed)
                 arm_and_track(p, res->how);
         else {
@@ -286,7 +307,7 @@ int manager_inject(Manager *m, const Caller *c, json_object *request, int cgroup
         if (r >= 0)
                 r = resolve_scope(c, &p->req, &p->scope, &err);
         if (r >= 0)
-                r = authorize_request(m, c, &p->req, &p->scope, &p->verdict, &err);
+                r = authorize_request(m, c, &p->req, &p->scope, &p->verdict, &p->explicit, &err);
         if (r < 0) {
                 if (!err.name)
                         inject_error_set(&err, r, INJECT_ERROR_INVALID_ARGUMENT, "%s", strerror(-r));

@@ -10,28 +10,61 @@
 
 #include "scope-resolve.h"
 #include "cleanup.h"
+#include "process-info.h"
 #include "scope.h"
 
 #define CGROUP_ROOT "/sys/fs/cgroup"
 
-static int process_owned_by(pid_t pid, uid_t uid) {
-        uid_t u[4];
-        int r;
+/* What makes a task the caller's, and how much of a subtree may be read. */
+typedef struct TaskCheck {
+        uid_t uid;
+        const ProcNsRef *ns;            /* the caller's pid namespace */
+        unsigned dirs, tasks;           /* read so far */
+        uid_t other;                    /* a uid not the caller's, when one was met */
+        pid_t other_pid;                /* a task outside ns, when one was met */
+        bool exhausted;                 /* gave up: too large */
+} TaskCheck;
 
-        r = scope_process_status(pid, NULL, u);
-        if (r < 0)
-                return r;
-        return u[0] == uid && u[1] == uid && u[2] == uid && u[3] == uid;
+/* pid 1, kthreadd and the kernel threads (its children) are nobody's own,
+ * not even an unprivileged uid 0's. */
+static bool task_is_system(pid_t pid, const ProcStatus *st) {
+        return pid == 1 || pid == 2 || st->ppid == 2;
 }
 
-static int cgroup_only_uid_at(int dirfd, uid_t uid, uid_t *ret_other, int depth) {
+/* 1: pid's uids all are check->uid and it is in check->ns or below;
+ * 0: not; -ENOENT: gone. */
+static int task_is_callers(TaskCheck *check, pid_t pid) {
+        ProcStatus st;
+        int r;
+
+        r = proc_status_read(pid, &st);
+        if (r < 0)
+                return r;
+        if (task_is_system(pid, &st)) {
+                check->other_pid = pid;
+                return 0;
+        }
+        for (int i = 0; i < 4; i++)
+                if (st.uids[i] != check->uid) {
+                        check->other = st.uids[i];
+                        return 0;
+                }
+        r = proc_ns_contains(check->ns, pid, &st);
+        if (r == 0)
+                check->other_pid = pid;
+        return r;
+}
+
+static int cgroup_tasks_callers_at(TaskCheck *check, int dirfd, int depth) {
         _cleanup_fclose_ FILE *f = NULL;
         _cleanup_(closedirp) DIR *d = NULL;
         struct dirent *de;
         int fd, r;
 
-        if (depth > 64)
-                return -ELOOP;
+        if (depth > CGROUP_WALK_MAX_DEPTH || ++check->dirs > CGROUP_WALK_MAX_DIRS) {
+                check->exhausted = true;
+                return 0;
+        }
         fd = openat(dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return negative_errno();
@@ -41,18 +74,15 @@ static int cgroup_only_uid_at(int dirfd, uid_t uid, uid_t *ret_other, int depth)
                 return -ENOMEM;
         }
         for (int pid; fscanf(f, "%d", &pid) == 1;) {
-                uid_t u[4];
-
-                r = scope_process_status(pid, NULL, u);
+                if (++check->tasks > CGROUP_WALK_MAX_TASKS) {
+                        check->exhausted = true;
+                        return 0;
+                }
+                r = task_is_callers(check, pid);
                 if (r == -ENOENT)
                         continue;       /* exited meanwhile */
-                if (r < 0)
+                if (r <= 0)
                         return r;
-                for (int i = 0; i < 4; i++)
-                        if (u[i] != uid) {
-                                *ret_other = u[i];
-                                return 0;
-                        }
         }
 
         fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -71,25 +101,69 @@ static int cgroup_only_uid_at(int dirfd, uid_t uid, uid_t *ret_other, int depth)
                 sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (sub < 0)
                         continue;
-                r = cgroup_only_uid_at(sub, uid, ret_other, depth + 1);
+                r = cgroup_tasks_callers_at(check, sub, depth + 1);
                 if (r <= 0)
                         return r;
         }
         return 1;
 }
 
+static int cgroup_tasks_callers(TaskCheck *check, int fd) {
+        _cleanup_close_ int dup = -1;
+
+        /* The walk moves through its own descriptors: fd stays where it is. */
+        dup = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dup < 0)
+                return negative_errno();
+        return cgroup_tasks_callers_at(check, dup, 0);
+}
+
 int cgroup_only_uid(const char *path, uid_t uid, uid_t *ret_other) {
+        static const ProcNsRef everywhere = {};
+        TaskCheck check = { .uid = uid, .ns = &everywhere };
         _cleanup_close_ int fd = -1;
+        int r;
 
         fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return negative_errno();
-        return cgroup_only_uid_at(fd, uid, ret_other, 0);
+        r = cgroup_tasks_callers(&check, fd);
+        if (r == 0 && check.exhausted)
+                return -E2BIG;
+        if (r == 0)
+                *ret_other = check.other;
+        return r;
+}
+
+/* The caller's pid namespace, as proc_ns_contains() compares it. */
+static int caller_ns(const Caller *c, ProcNsRef *ret) {
+        ProcStatus st;
+        int r;
+
+        r = proc_status_read(c->pid, &st);
+        if (r < 0)
+                return r;
+        return proc_ns_ref(c->pid, &st, ret);
+}
+
+/* Why a task set is not the caller's, for the refusal's message. */
+static void describe_not_callers(const TaskCheck *check, char *buf, size_t n) {
+        if (check->exhausted)
+                snprintf(buf, n, "more than %u cgroups or %u processes to check", CGROUP_WALK_MAX_DIRS,
+                         CGROUP_WALK_MAX_TASKS);
+        else if (check->other_pid > 0)
+                snprintf(buf, n, "process %d, which is not yours (the system's, or outside your pid namespace)",
+                         (int) check->other_pid);
+        else
+                snprintf(buf, n, "processes of another user (uid %u)", (unsigned) check->other);
 }
 
 static int resolve_own_cgroup(const Caller *c, ScopeResolution *s, InjectError *err) {
         _cleanup_free_ char *path = NULL;
-        uid_t other = 0;
+        _cleanup_close_ int fd = -1;
+        ProcNsRef ns = {};
+        TaskCheck check = { .uid = c->uid, .ns = &ns };
+        char why[128];
         int r;
 
         r = scope_cgroup_path_of_pid(c->pid, &path);
@@ -110,19 +184,27 @@ static int resolve_own_cgroup(const Caller *c, ScopeResolution *s, InjectError *
                 return inject_error_set(err, -EPERM, INJECT_ERROR_SCOPE_NOT_OWNED,
                                         "Your process is in the root cgroup, which holds every process on the "
                                         "machine; ask for scope \"process\" instead");
-        r = cgroup_only_uid(path, c->uid, &other);
+        r = caller_ns(c, &ns);
+        if (r >= 0) {
+                fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                r = fd < 0 ? negative_errno() : cgroup_tasks_callers(&check, fd);
+        }
         if (r < 0)
                 return inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE, "Cannot read the processes of '%s': %s",
                                         path, strerror(-r));
-        if (r == 0)
+        if (r == 0) {
+                describe_not_callers(&check, why, sizeof(why));
                 return inject_error_set(err, -EPERM, INJECT_ERROR_SCOPE_NOT_OWNED,
-                                        "Your cgroup '%s' also holds processes of another user (uid %u); ask for "
-                                        "scope \"process\" instead", path + strlen(CGROUP_ROOT), (unsigned) other);
+                                        "Your cgroup '%s' also holds %s; ask for scope \"process\" instead",
+                                        path + strlen(CGROUP_ROOT), why);
+        }
         return 0;
 }
 
 static int resolve_explicit_cgroup(const Caller *c, const InjectRequest *req, ScopeResolution *s, InjectError *err) {
         _cleanup_close_ int own_fd = -1;
+        ProcNsRef ns = {};
+        TaskCheck check = { .uid = c->uid, .ns = &ns };
         char link[64], target[PATH_MAX];
         struct stat st;
         ssize_t n;
@@ -149,9 +231,80 @@ static int resolve_explicit_cgroup(const Caller *c, const InjectRequest *req, Sc
         target[n > 0 ? n : 0] = 0;
         snprintf(s->desc, sizeof(s->desc), "cgroup:%.300s",
                  strncmp(target, CGROUP_ROOT, strlen(CGROUP_ROOT)) == 0 ? target + strlen(CGROUP_ROOT) : target);
+        if (strcmp(s->desc, "cgroup:") == 0)
+                snprintf(s->desc, sizeof(s->desc), "cgroup:/");
         s->kind = INJECT_SCOPE_CGROUP;
-        /* A delegated cgroup belongs to its user; anything else is foreign. */
-        s->foreign = !c->privileged && (st.st_uid != c->uid || s->cgroup_level == 0);
+        if (c->privileged)
+                return 0;
+        /* A delegated cgroup belongs to its user, if it holds nobody
+         * else's tasks; anything else is foreign. Cheap checks first. */
+        s->foreign = st.st_uid != c->uid || s->cgroup_level == 0;
+        if (s->foreign)
+                return 0;
+        r = caller_ns(c, &ns);
+        if (r >= 0)
+                r = cgroup_tasks_callers(&check, fd);
+        if (r < 0)
+                return inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE, "Cannot read the processes of '%s': %s",
+                                        s->desc + strlen("cgroup:"), strerror(-r));
+        s->foreign = r == 0;
+        return 0;
+}
+
+/* Whether the process pid is the caller's own: its uids, its /proc files
+ * (which root owns when it is not dumpable), its pid namespace.
+ * The cheap reads first; 1 yes, 0 no, negative errno. */
+static int process_is_callers(const Caller *c, const ProcNsRef *ns, pid_t pid) {
+        ProcStatus st;
+        uid_t owner;
+        int r;
+
+        r = proc_status_read(pid, &st);
+        if (r < 0)
+                return r;
+        if (task_is_system(pid, &st))
+                return 0;
+        for (int i = 0; i < 4; i++)
+                if (st.uids[i] != c->uid)
+                        return 0;
+        r = proc_dump_owner(pid, &owner);
+        if (r < 0)
+                return r;
+        if (owner != c->uid)
+                return 0;
+        return proc_ns_contains(ns, pid, &st);
+}
+
+static int resolve_process(const Caller *c, const InjectRequest *req, ScopeResolution *s, InjectError *err) {
+        ProcNsRef ns = {};
+        pid_t pid = c->pid;
+        int r;
+
+        s->kind = INJECT_SCOPE_PROCESS;
+        r = caller_ns(c, &ns);
+        if (r < 0)
+                return inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE, "Cannot read your process %d: %s",
+                                        (int) c->pid, strerror(-r));
+        if (req->pid > 0) {
+                /* A number from a nested pid namespace means what it means there. */
+                r = proc_ns_translate(&ns, req->pid, &pid);
+                if (r == -ESRCH)
+                        return inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE,
+                                                "No process with pid %d in your pid namespace", (int) req->pid);
+                if (r < 0)
+                        return inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE, "Cannot look up pid %d: %s",
+                                                (int) req->pid, strerror(-r));
+        }
+        s->pid = pid;
+        snprintf(s->desc, sizeof(s->desc), "process:%d", (int) pid);
+        r = process_is_callers(c, &ns, pid);
+        if (r == -ENOENT)
+                return inject_error_set(err, -ESRCH, INJECT_ERROR_BAD_SCOPE, "No process with pid %d",
+                                        (int) (req->pid > 0 ? req->pid : pid));
+        if (r < 0)
+                return inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE, "Cannot read process %d: %s",
+                                        (int) pid, strerror(-r));
+        s->foreign = !c->privileged && r == 0;
         return 0;
 }
 
@@ -167,20 +320,7 @@ int resolve_scope(const Caller *c, const InjectRequest *req, ScopeResolution *re
                 r = resolve_explicit_cgroup(c, req, &s, err);
                 break;
         case REQUEST_SCOPE_PROCESS:
-                s.kind = INJECT_SCOPE_PROCESS;
-                s.pid = req->pid > 0 ? req->pid : c->pid;
-                r = process_owned_by(s.pid, c->uid);
-                if (r == -ENOENT)
-                        r = inject_error_set(err, -ESRCH, INJECT_ERROR_BAD_SCOPE, "No process with pid %d",
-                                             (int) s.pid);
-                else if (r < 0)
-                        r = inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE, "Cannot read process %d: %s",
-                                             (int) s.pid, strerror(-r));
-                else {
-                        s.foreign = !c->privileged && r == 0;
-                        snprintf(s.desc, sizeof(s.desc), "process:%d", (int) s.pid);
-                        r = 0;
-                }
+                r = resolve_process(c, req, &s, err);
                 break;
         case REQUEST_SCOPE_GLOBAL:
                 s.kind = INJECT_SCOPE_GLOBAL;

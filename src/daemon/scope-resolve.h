@@ -2,8 +2,18 @@
 #pragma once
 
 /* Turns a request's scope into what the engine needs, and decides whether
- * it reaches beyond the caller's own processes (then it needs
- * org.injectd.inject-global). Root is exempt from ownership checks. */
+ * it reaches beyond the caller's own processes (then it is "foreign" and
+ * needs org.injectd.inject-global from polkit, or a policy rule that names
+ * foreign targets). A privileged caller is exempt from ownership checks.
+ *
+ * A process is the caller's own when all its uids are the caller's, its
+ * /proc directory is the caller's (so it is dumpable: not a setuid program
+ * or one that made itself non-dumpable) and it lives in the caller's pid
+ * namespace or below it. A pid number from a caller in a nested pid
+ * namespace means the process with that number there. A cgroup is the
+ * caller's own when its directory is, it is not the root, and every task
+ * in its subtree is the caller's by uid and pid namespace: the cheap checks
+ * first, then a walk bounded by CGROUP_WALK_*. */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -23,6 +33,12 @@ typedef struct ScopeResolution {
 } ScopeResolution;
 
 int resolve_scope(const Caller *c, const InjectRequest *req, ScopeResolution *ret, InjectError *err);
+
+/* How far the walk of a cgroup's subtree goes before it gives up and
+ * counts the cgroup as not the caller's. */
+#define CGROUP_WALK_MAX_DIRS 1024
+#define CGROUP_WALK_MAX_TASKS 16384
+#define CGROUP_WALK_MAX_DEPTH 64
 
 /* Every process in the cgroup at path (and below) runs as uid: 1 yes, 0 no
  * (ret_other gets one other uid), negative errno on failure. */

@@ -89,6 +89,11 @@ pid_t spawn_owned(void) {
                     (setgroups(0, NULL) < 0 || setresgid(uid_test, uid_test, uid_test) < 0 ||
                      setresuid(uid_test, uid_test, uid_test) < 0))
                         _exit(1);
+                /* Changing uid made it non-dumpable; an exec, as after a
+                 * login, would make it dumpable again, and a process that is
+                 * not dumpable is not its user's own (scope-resolve.c). */
+                if (prctl(PR_SET_DUMPABLE, 1) < 0)
+                        _exit(1);
                 if (write(p[1], "x", 1) != 1)
                         _exit(1);
                 for (;;)

@@ -22,6 +22,7 @@
 
 #include <linux/magic.h>
 
+#include "authorize.h"
 #include "core-test-util.h"
 #include "policy-check.h"
 #include "request.h"
@@ -62,6 +63,13 @@ static void test_process_scopes(void) {
         ASSERT_TRUE(s.foreign);
         ASSERT_OK(resolve(&root, (InjectRequest) { .scope = REQUEST_SCOPE_PROCESS, .pid = 1, .cgroup_fd = -1 }, &s, &err));
         ASSERT_FALSE(s.foreign);
+        /* An unprivileged uid 0 (root in a container) owns neither pid 1 nor kthreadd. */
+        root.privileged = false;
+        ASSERT_OK(resolve(&root, (InjectRequest) { .scope = REQUEST_SCOPE_PROCESS, .pid = 1, .cgroup_fd = -1 }, &s, &err));
+        ASSERT_TRUE(s.foreign);
+        if (resolve(&root, (InjectRequest) { .scope = REQUEST_SCOPE_PROCESS, .pid = 2, .cgroup_fd = -1 }, &s, &err) >= 0)
+                ASSERT_TRUE(s.foreign);
+        root.privileged = true;
 
         /* A process of the user's that runs setuid to someone else is not fully theirs. */
         if (geteuid() == 0) {
@@ -290,41 +298,97 @@ static void test_policy_check(void) {
         ASSERT_OK(policy_glue_load((const char *const[]) { dir, NULL }, &p));
 
         /* Root needs no rule, and no policy. */
-        ASSERT_OK(policy_glue_check(NULL, &root, &req, INJECT_SCOPE_GLOBAL, &v, &err));
+        ASSERT_OK(policy_glue_check(NULL, &root, &req, INJECT_SCOPE_GLOBAL, false, &v, &err));
         ASSERT_STREQ(v.rule, "root");
         ASSERT_EQ_U64(v.max_duration_usec, ROOT_DEFAULT_DURATION_USEC);
         policy_verdict_done(&v);
 
         /* Without a policy, nobody else may. */
-        ASSERT_RET(policy_glue_check(NULL, &c, &req, INJECT_SCOPE_PROCESS, &v, &err), -EACCES);
+        ASSERT_RET(policy_glue_check(NULL, &c, &req, INJECT_SCOPE_PROCESS, false, &v, &err), -EACCES);
         ASSERT_STREQ(err.name, POLICY_ERROR_USER_NOT_IN_POLICY);
 
         /* The verdict carries the rule's terms. */
-        ASSERT_OK(policy_glue_check(p, &c, &req, INJECT_SCOPE_PROCESS, &v, &err));
+        ASSERT_OK(policy_glue_check(p, &c, &req, INJECT_SCOPE_PROCESS, false, &v, &err));
         ASSERT_STREQ(v.rule, "by-uid");
         ASSERT_EQ_U64(v.max_duration_usec, 90 * UINT64_C(1000000));
         ASSERT_EQ(v.max_active, 7);
         policy_verdict_done(&v);
 
         err = (InjectError) {};
-        ASSERT_RET(policy_glue_check(p, &c, &req, INJECT_SCOPE_CGROUP, &v, &err), -EACCES);
+        ASSERT_RET(policy_glue_check(p, &c, &req, INJECT_SCOPE_CGROUP, false, &v, &err), -EACCES);
         ASSERT_STREQ(err.name, POLICY_ERROR_SCOPE_NOT_ALLOWED);
 
         /* Groups come from the caller's group list (the user database), not its process. */
         req.function = (char *) "should_failslab";
         req.retval = -12;
         err = (InjectError) {};
-        ASSERT_RET(policy_glue_check(p, &member, &req, INJECT_SCOPE_PROCESS, &v, &err), -EACCES);
+        ASSERT_RET(policy_glue_check(p, &member, &req, INJECT_SCOPE_PROCESS, false, &v, &err), -EACCES);
         ASSERT_STREQ(err.name, POLICY_ERROR_USER_NOT_IN_POLICY);
         ASSERT_FALSE(policy_glue_function_allowed(p, &member, "should_failslab"));
         member.groups = groups;
         member.n_groups = 2;
-        ASSERT_OK(policy_glue_check(p, &member, &req, INJECT_SCOPE_PROCESS, &v, &err));
+        ASSERT_OK(policy_glue_check(p, &member, &req, INJECT_SCOPE_PROCESS, false, &v, &err));
         ASSERT_STREQ(v.rule, "by-group");
         policy_verdict_done(&v);
         ASSERT_TRUE(policy_glue_function_allowed(p, &member, "should_failslab"));
         ASSERT_FALSE(policy_glue_function_allowed(p, &member, "__x64_sys_openat"));
         ASSERT_FALSE(policy_glue_function_allowed(NULL, &member, "should_failslab"));
+
+        policy_glue_free(p);
+        policy_dir_free(dir);
+}
+
+/* A foreign target needs a rule that names it; such a rule grants the
+ * caller's own targets too; polkit's yes counts only when polkit gave it,
+ * and never for an unprivileged uid 0. */
+static void test_policy_foreign(void) {
+        _cleanup_free_ char *text = NULL;
+        char *dir;
+        Policy *p = NULL;
+        Caller c = caller_of(test_uid(), own_pid());
+        Caller root = caller_of(0, own_pid());
+        PolicyVerdict v = {};
+        InjectError err = {};
+        InjectRequest req = { .function = (char *) "should_failslab", .retval = -12, .is_errno = true, .cgroup_fd = -1 };
+
+        ASSERT_TRUE(asprintf(&text,
+                "{ \"rules\": [\n"
+                "  { \"name\": \"own\", \"users\": [%u], \"functions\": [\"should_failslab\"],\n"
+                "    \"errors\": [\"ENOMEM\"], \"scopes\": [\"process\", \"cgroup\"], \"max-duration\": \"5min\",\n"
+                "    \"max-active\": 3 },\n"
+                "  { \"name\": \"others\", \"users\": [%u], \"functions\": [\"should_failslab\"],\n"
+                "    \"errors\": [\"ENOMEM\"], \"scopes\": [\"foreign-process\"], \"max-duration\": \"1min\",\n"
+                "    \"max-active\": 1 }\n"
+                "] }\n", (unsigned) test_uid(), (unsigned) test_uid()) > 0);
+        dir = policy_dir_new(text);
+        ASSERT_OK(policy_glue_load((const char *const[]) { dir, NULL }, &p));
+
+        /* Own targets: the first rule. */
+        ASSERT_OK(policy_glue_check(p, &c, &req, INJECT_SCOPE_PROCESS, false, &v, &err));
+        ASSERT_STREQ(v.rule, "own");
+        policy_verdict_done(&v);
+        /* Foreign processes: only the rule that names them, with its terms. */
+        ASSERT_OK(policy_glue_check(p, &c, &req, INJECT_SCOPE_PROCESS, true, &v, &err));
+        ASSERT_STREQ(v.rule, "others");
+        ASSERT_EQ_U64(v.max_duration_usec, 60 * UINT64_C(1000000));
+        policy_verdict_done(&v);
+        /* Foreign cgroups: no rule names them. */
+        err = (InjectError) {};
+        ASSERT_RET(policy_glue_check(p, &c, &req, INJECT_SCOPE_CGROUP, true, &v, &err), -EACCES);
+        ASSERT_STREQ(err.name, POLICY_ERROR_SCOPE_NOT_ALLOWED);
+        /* "foreign-process" also grants one's own processes. */
+        ASSERT_EQ(policy_rule(p, 1)->scopes,
+                  (1u << POLICY_SCOPE_PROCESS) | (1u << POLICY_SCOPE_FOREIGN_PROCESS));
+
+        /* Whose yes counts. */
+        ASSERT_TRUE(authorize_polkit_vouches(&c, &(PolkitResult) { .allowed = true, .how = POLKIT_HOW_POLKIT }));
+        ASSERT_FALSE(authorize_polkit_vouches(&c, &(PolkitResult) { .allowed = true,
+                                                                     .how = POLKIT_HOW_UNAVAILABLE_AUTO }));
+        ASSERT_FALSE(authorize_polkit_vouches(&c, &(PolkitResult) { .allowed = true, .how = POLKIT_HOW_OFF }));
+        ASSERT_FALSE(authorize_polkit_vouches(&c, &(PolkitResult) { .allowed = false, .how = POLKIT_HOW_POLKIT }));
+        ASSERT_TRUE(authorize_polkit_vouches(&root, &(PolkitResult) { .allowed = true, .how = POLKIT_HOW_POLKIT }));
+        root.privileged = false;        /* root in a container */
+        ASSERT_FALSE(authorize_polkit_vouches(&root, &(PolkitResult) { .allowed = true, .how = POLKIT_HOW_POLKIT }));
 
         policy_glue_free(p);
         policy_dir_free(dir);
@@ -338,5 +402,6 @@ int main(void) {
         TEST_RUN(test_cgroup_scopes);
         TEST_RUN(test_own_cgroup);
         TEST_RUN(test_policy_check);
+        TEST_RUN(test_policy_foreign);
         return 0;
 }

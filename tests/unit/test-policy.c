@@ -510,7 +510,8 @@ static void test_semantic_errors(void) {
         /* Scopes. */
         check_edit_refused((const Edit[]) { { 8, "" }, {} }, "3: rule \"r\": \"scopes\" is required");
         check_edit_refused((const Edit[]) { { 8, "      \"scopes\": [\"cgroup\", \"system\"]," }, {} },
-                           "8: rule \"r\": unknown scope \"system\" (expected \"cgroup\", \"process\" or \"global\")");
+                           "8: rule \"r\": unknown scope \"system\" (expected \"cgroup\", \"process\", \"global\", "
+                           "\"foreign-cgroup\" or \"foreign-process\")");
         check_edit_refused((const Edit[]) { { 8, "      \"scopes\": []," }, {} },
                            "8: rule \"r\": \"scopes\" must not be empty (an empty list would allow nothing; leave the key out)");
 
