@@ -264,7 +264,7 @@ int manager_capabilities_json(Manager *m, const Caller *c, json_object **ret) {
                 return -ENOMEM;
 
         for (size_t i = 0; i < m->n_injections; i++)
-                active += m->injections[i]->owner_uid == c->uid;
+                active += injection_owned_by(m->injections[i], c);
         have_uname = uname(&u) >= 0;
 
         return json_build_object(

@@ -83,8 +83,12 @@ static json_object *function_guards(const Guard *g) {
         return TAKE_PTR(a);
 }
 
+bool injection_owned_by(const Injection *inj, const Caller *c) {
+        return inj->owner_uid == c->uid && (c->privileged || !inj->owner_privileged);
+}
+
 bool manager_may_see(Manager *m, const Caller *c, const Injection *inj) {
-        return c->privileged || inj->owner_uid == c->uid;
+        return c->privileged || injection_owned_by(inj, c);
 }
 
 int manager_list_json(Manager *m, const Caller *c, bool all, json_object **ret, InjectError *err) {
@@ -93,14 +97,14 @@ int manager_list_json(Manager *m, const Caller *c, bool all, json_object **ret, 
 
         if (all && !c->privileged)
                 return inject_error_set(err, -EPERM, INJECT_ERROR_NOT_AUTHORIZED,
-                                        "Listing every user's injections needs root");
+                                        "Listing every user's injections needs a privileged caller");
         a = json_object_new_array();
         if (!a)
                 return -ENOMEM;
         for (size_t i = 0; i < m->n_injections; i++) {
                 Injection *inj = m->injections[i];
 
-                if (!all && inj->owner_uid != c->uid)
+                if (!all && !injection_owned_by(inj, c))
                         continue;
                 (void) manager_refresh(m, inj);
                 r = json_append(a, injection_to_json(inj));

@@ -48,6 +48,7 @@ int injection_store_save(const Injection *inj, const Caller *owner) {
         r = json_build_object(&o,
                               JSON_PAIR_STRING("id", inj->id_str),
                               JSON_PAIR_I64("owner_uid", inj->owner_uid),
+                              JSON_PAIR_BOOL("owner_privileged", inj->owner_privileged),
                               JSON_PAIR_I64("owner_pid", inj->owner_pid),
                               JSON_PAIR_U64("owner_start", inj->owner_start),
                               JSON_PAIR_STRING("transport", transport_to_string(inj->transport)),
@@ -108,6 +109,8 @@ int injection_store_load(Injection *inj, Caller *ret_owner) {
         if (json_get_u64(o, "owner_uid", 0, UINT32_MAX - 1, &u) < 0)
                 return -EBADMSG;
         inj->owner_uid = (uint32_t) u;
+        /* A record from before the flag: uid 0 was taken as privileged then. */
+        inj->owner_privileged = json_get_bool(o, "owner_privileged", &b) >= 0 ? b : inj->owner_uid == 0;
         if (json_get_u64(o, "owner_pid", 0, INT32_MAX, &u) >= 0)
                 inj->owner_pid = (pid_t) u;
         (void) json_get_u64(o, "owner_start", 0, UINT64_MAX, &inj->owner_start);

@@ -87,7 +87,7 @@ static int manage(Manager *m, const Caller *c, uint64_t id, bool interactive, ma
                 return r;
         }
         inj = id ? manager_find(m, id) : NULL;
-        if (c->privileged || (inj && inj->owner_uid == c->uid)) {
+        if (c->privileged || (inj && injection_owned_by(inj, c))) {
                 do_manage(mc);
                 caller_done(&mc->caller);
                 free(mc);

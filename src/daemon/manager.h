@@ -51,6 +51,10 @@ struct Injection {
 
         /* Who asked, as data; how to reach them is their front end's business. */
         uint32_t owner_uid;
+        /* Armed by a privileged caller. An unprivileged caller with the same
+         * uid (root in a container) does not own it: it neither sees nor
+         * cancels host root's injections. */
+        bool owner_privileged;
         pid_t owner_pid;
         uint64_t owner_start;
         Transport transport;
@@ -183,6 +187,9 @@ int manager_list_json(Manager *m, const Caller *c, bool all, json_object **ret, 
 int manager_capabilities_json(Manager *m, const Caller *c, json_object **ret);
 int manager_functions_json(Manager *m, const Caller *c, const char *glob, json_object **ret);
 bool manager_may_see(Manager *m, const Caller *c, const Injection *inj);
+/* The caller's own: same uid, and not a privileged caller's unless the
+ * caller is privileged too. */
+bool injection_owned_by(const Injection *inj, const Caller *c);
 
 /* The requester of inj has left: it ends, unless it detached. */
 void manager_owner_gone(Manager *m, Injection *inj);

@@ -152,6 +152,7 @@ static int track(PendingRequest *p, const InjectionInfo *info, uint64_t duration
                 return inject_error_set(err, -ENOMEM, INJECT_ERROR_KERNEL_REFUSED, "Out of memory");
         }
         inj->owner_uid = p->caller.uid;
+        inj->owner_privileged = p->caller.privileged;
         inj->owner_pid = p->caller.pid;
         inj->owner_start = p->caller.start_ticks;
         inj->transport = p->caller.transport;
