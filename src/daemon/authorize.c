@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The authorization step of the request path (request-pipeline.c): rate,
- * policy, limits, and the polkit action to ask for. Root passes the rate
- * and the per-user limit, never the global one. */
+ * policy, limits, and the polkit action to ask for. Privileged callers
+ * pass the rate and the per-user limit, never the global one; the last
+ * reserved_active of the global one are theirs alone, so that users
+ * together cannot lock them out. */
 
 #include <errno.h>
 #include <stdlib.h>
@@ -50,6 +52,21 @@ int authorize_rate(Manager *m, const Caller *c, InjectError *err) {
         return 0;
 }
 
+int authorize_global_limit(Manager *m, const Caller *c, InjectError *err) {
+        unsigned all = manager_count_active(m, 0, true);
+        unsigned reserved = m->options.reserved_active < m->options.max_active ? m->options.reserved_active : 0;
+
+        if (all >= m->options.max_active)
+                return inject_error_set(err, -EUSERS, INJECT_ERROR_LIMIT,
+                                        "The daemon holds its maximum of %u active injections",
+                                        m->options.max_active);
+        if (!c->privileged && all >= m->options.max_active - reserved)
+                return inject_error_set(err, -EUSERS, INJECT_ERROR_LIMIT,
+                                        "The daemon holds %u active injections; the last %u of its %u are kept "
+                                        "for privileged callers", all, reserved, m->options.max_active);
+        return 0;
+}
+
 int authorize_request(Manager *m, const Caller *c, const InjectRequest *req, const ScopeResolution *scope,
                       PolicyVerdict *verdict, InjectError *err) {
         unsigned active;
@@ -63,11 +80,7 @@ int authorize_request(Manager *m, const Caller *c, const InjectRequest *req, con
                 return inject_error_set(err, -EUSERS, INJECT_ERROR_LIMIT,
                                         "You have %u active injections; rule '%s' allows at most %u",
                                         active, verdict->rule, verdict->max_active);
-        if (manager_count_active(m, 0, true) >= m->options.max_active)
-                return inject_error_set(err, -EUSERS, INJECT_ERROR_LIMIT,
-                                        "The daemon holds its maximum of %u active injections",
-                                        m->options.max_active);
-        return 0;
+        return authorize_global_limit(m, c, err);
 }
 
 const char *authorize_polkit_action(const ScopeResolution *scope) {
