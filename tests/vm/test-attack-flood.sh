@@ -6,7 +6,7 @@
 #   - opens Varlink connections until refused, and again each time the idle
 #     timeout closes them;
 #   - subscribes to D-Bus signals from as many bus connections as she can;
-#   - fails getppid() on every call of a loop running on every CPU, with a
+#   - fails eventfd() on every call of a loop running on every CPU, with a
 #     Varlink Watch streaming the events.
 # Meanwhile bob's `injectctl inject ... --detach` and `cancel` must be
 # answered, over D-Bus and over Varlink, and root must still get a
@@ -82,20 +82,20 @@ timed() {
     printf '%s' "$out"
 }
 
-# ---- alice's hot loop: getppid() on every CPU, failed on every call.
+# ---- alice's hot loop: eventfd() on every CPU, failed on every call.
 ncpu=$(nproc)
 start_as alice "$W/hot.out" "$W/hot.err" bash -c '
     while [ ! -e "$1/go" ]; do sleep 0.1; done
     i=0
     while [ ! -e "$1/stop" ]; do
-        "$2" --threads "$3" getppid "$4" >"$1/run.out"
+        "$2" --threads "$3" eventfd "$4" >"$1/run.out"
         sed -n "s/^failed: /$i /p" "$1/run.out" >>"$1/counts"
         i=$((i + 1))
     done
     echo done >"$1/done"' _ "$W" "$LOOP" "$ncpu" "$LOOP_CALLS"
 hot=$BG_PID
-hot_id=$(as alice "$INJECTCTL" inject __x64_sys_getppid --error EPERM --pid "$hot" --for 10min --detach)
-[[ -n $hot_id ]] || fail "alice could not arm getppid on her loop"
+hot_id=$(as alice "$INJECTCTL" inject __x64_sys_eventfd2 --error EPERM --pid "$hot" --for 10min --detach)
+[[ -n $hot_id ]] || fail "alice could not arm eventfd2 on her loop"
 start_as alice "$W/watch.json" "$W/watch.err" "$INJECTCTL" --varlink watch --json "$hot_id"
 wait_until 60 grep -q '"watching"' "$W/watch.json"
 touch "$W/go"
@@ -168,9 +168,9 @@ while read -r run n; do
     failed=$((failed + n))
 done <"$W/counts"
 streamed=$(jq -c 'select(.type == "fault")' "$W/watch.json" | wc -l)
-log "$runs runs of $LOOP_CALLS getppid calls: $failed failed; injection: matched $matched," \
+log "$runs runs of $LOOP_CALLS eventfd calls: $failed failed; injection: matched $matched," \
     "injected $injected, events streamed $streamed, suppressed $suppressed"
-assert_eq $((runs * LOOP_CALLS)) "$failed" "getppid calls failed (every call is in scope)"
+assert_eq $((runs * LOOP_CALLS)) "$failed" "eventfd calls failed (every call is in scope)"
 assert_eq "$failed" "$injected" "faults_injected against the loop's own count"
 assert_eq "$injected" "$matched" "calls_matched against faults_injected"
 ((streamed > 0)) || fail "no fault event reached alice's watch"
