@@ -41,7 +41,9 @@ LOOP_CALLS=100000
 daemon_setup
 
 # The default policy, and a rule that lets bob (not in group injectd) fail
-# system calls in his own processes.
+# system calls in his own processes. polkit is off (the JSON policy alone
+# decides): its sample rule grants group injectd only, and who may inject
+# is not what this scenario is about.
 POLICY=$DAEMON_WORK/policy
 mkdir -p "$POLICY"
 cp "$SRC_DIR/policy/10-injectd-default.json" "$POLICY/"
@@ -53,10 +55,10 @@ EOF
 
 if [[ ${INJECTD_FLOOD_NO_DEFENSES:-0} == 1 ]]; then
     log "INJECTD_FLOOD_NO_DEFENSES=1: per-user caps and reserves off, no event rate limit"
-    start_injectd --policy-dir="$POLICY" --max-connections=14 --max-connections-per-user=14 \
+    start_injectd --policy-dir="$POLICY" --polkit=off --max-connections=14 --max-connections-per-user=14 \
         --reserved-connections=0 --max-subscriptions-per-user=256 --event-rate=0 --idle-timeout=60s
 else
-    start_injectd --policy-dir="$POLICY" --max-connections=14 --max-connections-per-user=6 \
+    start_injectd --policy-dir="$POLICY" --polkit=off --max-connections=14 --max-connections-per-user=6 \
         --reserved-connections=4 --max-subscriptions-per-user=4 --event-rate=50 --idle-timeout=60s
 fi
 
