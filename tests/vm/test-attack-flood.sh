@@ -178,8 +178,9 @@ assert_eq "$injected" "$matched" "calls_matched against faults_injected"
 ((streamed > 0)) || fail "no fault event reached alice's watch"
 ((suppressed > 0)) || fail "no event was suppressed: the loop made $failed faults at no rate limit"
 ((streamed + suppressed <= injected)) || fail "more events ($streamed + $suppressed) than faults ($injected)"
-bus_suppressed=$(busctl get-property org.injectd.Injector1 "/org/injectd/Injector1/injection/$hot_id" \
-    org.injectd.Injector1.Injection EventsSuppressed | awk '{print $2}')
+# The object path: ids start with a digit, so the element gets a "_".
+bus_suppressed=$(as alice busctl --json=short get-property org.injectd.Injector1 \
+    "/org/injectd/Injector1/injection/_$hot_id" org.injectd.Injector1.Injection EventsSuppressed | jq .data)
 ((bus_suppressed >= suppressed)) || fail "EventsSuppressed on the bus is $bus_suppressed, below $suppressed"
 
 as alice "$INJECTCTL" cancel "$hot_id" >/dev/null
