@@ -111,6 +111,10 @@ void print_injection_details(json_object *doc) {
         printf("     Matched: %" PRIu64 "\n", get_u64(doc, "calls_matched"));
         printf("    Injected: %" PRIu64 "\n", get_u64(doc, "faults_injected"));
         printf("     Guarded: %" PRIu64 "\n", get_u64(doc, "calls_guarded"));
+        /* Only when the event rate limit dropped some: then watch showed
+         * fewer faults than were injected. */
+        if (get_u64(doc, "events_suppressed") > 0)
+                printf("  Suppressed: %" PRIu64 " events (rate limit)\n", get_u64(doc, "events_suppressed"));
         fflush(stdout);
 }
 

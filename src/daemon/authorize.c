@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The authorization step of the request path (request-pipeline.c): rate,
- * policy, limits, and the polkit action to ask for. Root passes the rate
- * and the per-user limit, never the global one. */
+ * policy, limits, and the polkit action to ask for. Privileged callers
+ * pass the rate and the per-user limit, never the global one; the last
+ * reserved_active of the global one are theirs alone, so that users
+ * together cannot lock them out. */
 
 #include <errno.h>
 #include <stdlib.h>
@@ -71,6 +73,21 @@ static int authorize_explicit(Manager *m, const Caller *c, const InjectRequest *
         return 0;       /* refused: no rule names it, ret stays empty */
 }
 
+int authorize_global_limit(Manager *m, const Caller *c, InjectError *err) {
+        unsigned all = manager_count_active(m, 0, true);
+        unsigned reserved = m->options.reserved_active < m->options.max_active ? m->options.reserved_active : 0;
+
+        if (all >= m->options.max_active)
+                return inject_error_set(err, -EUSERS, INJECT_ERROR_LIMIT,
+                                        "The daemon holds its maximum of %u active injections",
+                                        m->options.max_active);
+        if (!c->privileged && all >= m->options.max_active - reserved)
+                return inject_error_set(err, -EUSERS, INJECT_ERROR_LIMIT,
+                                        "The daemon holds %u active injections; the last %u of its %u are kept "
+                                        "for privileged callers", all, reserved, m->options.max_active);
+        return 0;
+}
+
 int authorize_request(Manager *m, const Caller *c, const InjectRequest *req, const ScopeResolution *scope,
                       PolicyVerdict *verdict, PolicyVerdict *explicit, InjectError *err) {
         unsigned active;
@@ -87,11 +104,7 @@ int authorize_request(Manager *m, const Caller *c, const InjectRequest *req, con
                 return inject_error_set(err, -EUSERS, INJECT_ERROR_LIMIT,
                                         "You have %u active injections; rule '%s' allows at most %u",
                                         active, verdict->rule, verdict->max_active);
-        if (manager_count_active(m, 0, true) >= m->options.max_active)
-                return inject_error_set(err, -EUSERS, INJECT_ERROR_LIMIT,
-                                        "The daemon holds its maximum of %u active injections",
-                                        m->options.max_active);
-        return 0;
+        return authorize_global_limit(m, c, err);
 }
 
 bool authorize_polkit_vouches(const Caller *c, const PolkitResult *res) {

@@ -15,6 +15,10 @@
  * refused requests count too. */
 int authorize_rate(Manager *m, const Caller *c, InjectError *err);
 
+/* The daemon-wide limit on active injections, of which the last
+ * reserved_active are kept for privileged callers. */
+int authorize_global_limit(Manager *m, const Caller *c, InjectError *err);
+
 /* The policy's verdict on req for scope, then the limits. verdict is
  * filled as far as the decision went (its rule names a refusal's rule).
  * For a foreign scope, explicit gets the verdict of a rule that names it

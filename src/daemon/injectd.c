@@ -15,6 +15,7 @@
 #include "log.h"
 #include "manager.h"
 #include "privileges.h"
+#include "varlink.h"
 #include "varlink-api.h"
 
 #define MAX_POLICY_DIRS 8
@@ -23,6 +24,13 @@ static ManagerOptions arg_options = {
         .polkit_mode = POLKIT_MODE_AUTO,
         .rate_per_minute = MANAGER_RATE_PER_MINUTE_DEFAULT,
         .max_active = MANAGER_MAX_ACTIVE_DEFAULT,
+        .reserved_active = MANAGER_RESERVED_ACTIVE_DEFAULT,
+        .event_rate = MANAGER_EVENT_RATE_DEFAULT,
+        .connections_max = VARLINK_CONNECTIONS_MAX_DEFAULT,
+        .connections_per_user = VARLINK_CONNECTIONS_PER_UID_MAX_DEFAULT,
+        .connections_reserved = VARLINK_CONNECTIONS_RESERVED_DEFAULT,
+        .idle_usec = VARLINK_IDLE_TIMEOUT_USEC_DEFAULT,
+        .subscriptions_per_user = MANAGER_SUBSCRIPTIONS_PER_USER_DEFAULT,
         .site_cache_usec = ENGINE_SITE_CACHE_GRACE_DEFAULT_USEC,
         .site_cache_max = ENGINE_SITE_CACHE_MAX_DEFAULT,
 };
@@ -36,7 +44,17 @@ static void help(void) {
                "  --keep-on-exit              leave injections armed when stopped (SIGTERM)\n"
                "  --policy-dir=DIR            read policy from DIR (repeatable; replaces the defaults)\n"
                "  --max-active=N              injections armed for all users together (default %d)\n"
+               "  --reserved-active=N         of those, kept for privileged callers (default %d)\n"
                "  --rate=N                    Inject calls per user per minute (default %d, 0: no limit)\n"
+               "  --event-rate=N              fault events passed on per injection per second; the rest\n"
+               "                              are counted as suppressed (default %d, 0: no limit)\n"
+               "  --max-connections=N         Varlink connections of everyone together (default %u)\n"
+               "  --max-connections-per-user=N\n"
+               "                              Varlink connections of one unprivileged user (default %u)\n"
+               "  --reserved-connections=N    of --max-connections, kept for privileged callers (default %u)\n"
+               "  --idle-timeout=DURATION     close a Varlink connection idle this long (default %s, 0: never)\n"
+               "  --max-subscriptions-per-user=N\n"
+               "                              D-Bus Subscribe() calls of one unprivileged user (default %d)\n"
                "  --site-cache=DURATION       keep a function's verified program loaded, detached, this long\n"
                "                              after its last injection ends (default %s, 0: off)\n"
                "  --site-cache-max=N          keep at most N such programs (default %d, 0: off)\n"
@@ -45,7 +63,10 @@ static void help(void) {
                "  --keep-capabilities         do not drop capabilities (debugging only)\n"
                "  -h --help                   this text\n"
                "  --version                   the version\n",
-               MANAGER_MAX_ACTIVE_DEFAULT, MANAGER_RATE_PER_MINUTE_DEFAULT,
+               MANAGER_MAX_ACTIVE_DEFAULT, MANAGER_RESERVED_ACTIVE_DEFAULT, MANAGER_RATE_PER_MINUTE_DEFAULT,
+               MANAGER_EVENT_RATE_DEFAULT, VARLINK_CONNECTIONS_MAX_DEFAULT, VARLINK_CONNECTIONS_PER_UID_MAX_DEFAULT,
+               VARLINK_CONNECTIONS_RESERVED_DEFAULT, FORMAT_DURATION(VARLINK_IDLE_TIMEOUT_USEC_DEFAULT),
+               MANAGER_SUBSCRIPTIONS_PER_USER_DEFAULT,
                FORMAT_DURATION(ENGINE_SITE_CACHE_GRACE_DEFAULT_USEC), ENGINE_SITE_CACHE_MAX_DEFAULT);
 }
 
@@ -58,9 +79,23 @@ static int parse_level(const char *s) {
         return -EINVAL;
 }
 
+static int parse_count(const char *s, unsigned min, unsigned max, unsigned *ret) {
+        char *end;
+        long v;
+
+        errno = 0;
+        v = strtol(s, &end, 10);
+        if (errno || end == s || *end || v < (long) min || v > (long) max)
+                return -EINVAL;
+        *ret = (unsigned) v;
+        return 0;
+}
+
 static int parse_argv(int argc, char **argv) {
         enum { ARG_POLKIT = 0x100, ARG_KEEP, ARG_POLICY_DIR, ARG_MAX_ACTIVE, ARG_RATE, ARG_LOG_LEVEL,
-               ARG_LOG_TARGET, ARG_KEEP_CAPS, ARG_VERSION, ARG_SITE_CACHE, ARG_SITE_CACHE_MAX };
+               ARG_LOG_TARGET, ARG_KEEP_CAPS, ARG_VERSION, ARG_SITE_CACHE, ARG_SITE_CACHE_MAX,
+               ARG_RESERVED_ACTIVE, ARG_EVENT_RATE, ARG_MAX_CONNECTIONS, ARG_MAX_CONNECTIONS_PER_USER,
+               ARG_RESERVED_CONNECTIONS, ARG_IDLE_TIMEOUT, ARG_MAX_SUBSCRIPTIONS_PER_USER };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
@@ -69,6 +104,13 @@ static int parse_argv(int argc, char **argv) {
                 { "policy-dir", required_argument, NULL, ARG_POLICY_DIR },
                 { "max-active", required_argument, NULL, ARG_MAX_ACTIVE },
                 { "rate", required_argument, NULL, ARG_RATE },
+                { "reserved-active", required_argument, NULL, ARG_RESERVED_ACTIVE },
+                { "event-rate", required_argument, NULL, ARG_EVENT_RATE },
+                { "max-connections", required_argument, NULL, ARG_MAX_CONNECTIONS },
+                { "max-connections-per-user", required_argument, NULL, ARG_MAX_CONNECTIONS_PER_USER },
+                { "reserved-connections", required_argument, NULL, ARG_RESERVED_CONNECTIONS },
+                { "idle-timeout", required_argument, NULL, ARG_IDLE_TIMEOUT },
+                { "max-subscriptions-per-user", required_argument, NULL, ARG_MAX_SUBSCRIPTIONS_PER_USER },
                 { "site-cache", required_argument, NULL, ARG_SITE_CACHE },
                 { "site-cache-max", required_argument, NULL, ARG_SITE_CACHE_MAX },
                 { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
@@ -116,6 +158,44 @@ static int parse_argv(int argc, char **argv) {
                         else
                                 arg_options.max_active = (unsigned) v;
                         break;
+                case ARG_RESERVED_ACTIVE:
+                        r = parse_count(optarg, 0, 100000, &arg_options.reserved_active);
+                        if (r < 0)
+                                return log_error_errno(r, "Invalid --reserved-active '%s'", optarg);
+                        break;
+                case ARG_EVENT_RATE:
+                        r = parse_count(optarg, 0, 1000000, &arg_options.event_rate);
+                        if (r < 0)
+                                return log_error_errno(r, "Invalid --event-rate '%s': 0 to 1000000", optarg);
+                        break;
+                case ARG_MAX_CONNECTIONS:
+                        r = parse_count(optarg, 1, 65536, &arg_options.connections_max);
+                        if (r < 0)
+                                return log_error_errno(r, "Invalid --max-connections '%s': 1 to 65536", optarg);
+                        break;
+                case ARG_MAX_CONNECTIONS_PER_USER:
+                        r = parse_count(optarg, 1, 65536, &arg_options.connections_per_user);
+                        if (r < 0)
+                                return log_error_errno(r, "Invalid --max-connections-per-user '%s': 1 to 65536", optarg);
+                        break;
+                case ARG_RESERVED_CONNECTIONS:
+                        r = parse_count(optarg, 0, 65535, &arg_options.connections_reserved);
+                        if (r < 0)
+                                return log_error_errno(r, "Invalid --reserved-connections '%s': 0 to 65535", optarg);
+                        break;
+                case ARG_MAX_SUBSCRIPTIONS_PER_USER:
+                        r = parse_count(optarg, 1, MANAGER_SUBSCRIPTIONS_MAX, &arg_options.subscriptions_per_user);
+                        if (r < 0)
+                                return log_error_errno(r, "Invalid --max-subscriptions-per-user '%s': 1 to %d", optarg,
+                                                       MANAGER_SUBSCRIPTIONS_MAX);
+                        break;
+                case ARG_IDLE_TIMEOUT:
+                        r = parse_duration(optarg, &arg_options.idle_usec);
+                        if (r < 0 || arg_options.idle_usec > ENGINE_MAX_DURATION_USEC)
+                                return log_error_errno(r < 0 ? r : -ERANGE,
+                                                       "Invalid --idle-timeout '%s': a duration of at most 7 days, "
+                                                       "0 for none", optarg);
+                        break;
                 case ARG_SITE_CACHE:
                         r = parse_duration(optarg, &arg_options.site_cache_usec);
                         if (r < 0 || arg_options.site_cache_usec > ENGINE_MAX_DURATION_USEC)
@@ -149,6 +229,13 @@ static int parse_argv(int argc, char **argv) {
                 }
         if (optind < argc)
                 return log_error_errno(-EINVAL, "injectd takes no arguments");
+        if (arg_options.reserved_active >= arg_options.max_active)
+                return log_error_errno(-EINVAL, "--reserved-active=%u leaves nothing of --max-active=%u for users",
+                                       arg_options.reserved_active, arg_options.max_active);
+        if (arg_options.connections_reserved >= arg_options.connections_max)
+                return log_error_errno(-EINVAL,
+                                       "--reserved-connections=%u leaves nothing of --max-connections=%u for users",
+                                       arg_options.connections_reserved, arg_options.connections_max);
         return 1;
 }
 

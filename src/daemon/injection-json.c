@@ -64,6 +64,7 @@ json_object *injection_to_json(Injection *inj) {
                               JSON_PAIR_U64("calls_matched", s->matched),
                               JSON_PAIR_U64("faults_injected", s->injected),
                               JSON_PAIR_U64("calls_guarded", s->guarded),
+                              JSON_PAIR_U64("events_suppressed", inj->events_suppressed),
                               JSON_BUILD_END);
         if (r < 0)
                 return NULL;

@@ -26,7 +26,17 @@
 #define MANAGER_STATE_DIR "/run/injectd/injections"
 #endif
 #define MANAGER_MAX_ACTIVE_DEFAULT 256
+/* Of MANAGER_MAX_ACTIVE_DEFAULT, kept for privileged callers: users
+ * together cannot take the last ones. */
+#define MANAGER_RESERVED_ACTIVE_DEFAULT 16
 #define MANAGER_RATE_PER_MINUTE_DEFAULT 120
+/* Fault events passed on per injection per second (the rest are counted
+ * as suppressed), and read from the ring buffer per event loop turn. */
+#define MANAGER_EVENT_RATE_DEFAULT 100
+#define MANAGER_EVENTS_PER_TURN 256
+/* D-Bus Subscribe()s of one unprivileged user, and of everyone. */
+#define MANAGER_SUBSCRIPTIONS_PER_USER_DEFAULT 16
+#define MANAGER_SUBSCRIPTIONS_MAX 256
 
 typedef struct Policy Policy;
 typedef struct Manager Manager;
@@ -66,6 +76,11 @@ struct Injection {
         InjectionInfo info;             /* last snapshot from the engine */
         uint64_t created_usec;          /* CLOCK_REALTIME, for display */
         uint64_t expires_usec;
+
+        /* Fault events: the rate limit's token bucket, and how many it
+         * dropped (events_suppressed in the JSON and on the bus). */
+        uint64_t events_tokens_usec;    /* CLOCK_MONOTONIC at which the bucket was full */
+        uint64_t events_suppressed;
 
         sd_event_source *timer;         /* CLOCK_BOOTTIME deadline */
         sd_event_source *owner_watch;   /* pidfd of the requester, when no front end follows it */
@@ -107,10 +122,19 @@ typedef struct ManagerOptions {
         bool keep_on_exit;
         const char *const *policy_dirs; /* NULL: the defaults */
         unsigned max_active;            /* all users together */
+        unsigned reserved_active;       /* of max_active, for privileged callers only */
         unsigned rate_per_minute;       /* Inject calls per user */
         const char *pin_root;           /* NULL: ENGINE_PIN_ROOT */
         uint64_t site_cache_usec;       /* keep a site's program this long after its last injection; 0: off */
         unsigned site_cache_max;        /* ... and at most this many; 0: off */
+        unsigned event_rate;            /* fault events per injection per second; 0: all */
+
+        /* Read by the front ends, which enforce them. */
+        unsigned connections_max;       /* Varlink, everyone together; 0: the default */
+        unsigned connections_per_user;  /* Varlink, one unprivileged uid; 0: the default */
+        unsigned connections_reserved;  /* Varlink, of connections_max, for privileged peers */
+        uint64_t idle_usec;             /* Varlink: close idle connections; 0: never */
+        unsigned subscriptions_per_user; /* D-Bus Subscribe()s of one unprivileged uid */
 } ManagerOptions;
 
 struct Manager {
@@ -126,6 +150,7 @@ struct Manager {
 
         struct ring_buffer *events;
         sd_event_source *events_source;
+        unsigned events_this_turn;      /* read in this turn of the loop, see fault-events.c */
 
         const ManagerListener **listeners;
         size_t n_listeners;

@@ -172,6 +172,11 @@ static int client_send(VarlinkClient *c, const char *method, json_object *params
                                         goto broken;
                                 continue;
                         }
+                        /* The server hung up. It may have said why first
+                         * (a connection limit): that is the answer to
+                         * read, if one is awaited. */
+                        if (!oneway && (errno == EPIPE || errno == ECONNRESET))
+                                return 0;
                         r = errno == EPIPE ? -ECONNRESET : negative_errno();
                         goto broken;
                 }

@@ -12,6 +12,7 @@
 
 #include "json-build.h"
 #include "json-util.h"
+#include "time-util.h"
 #include "varlink-internal.h"
 
 /* Calls dispatched from one connection per event loop iteration, so that
@@ -65,6 +66,13 @@ VarlinkServer *varlink_conn_get_server(VarlinkConn *c) {
 
 bool varlink_conn_is_connected(VarlinkConn *c) {
         return c && !c->disconnected && !c->dead;
+}
+
+void varlink_conn_set_keep_idle(VarlinkConn *c, bool b) {
+        if (!c)
+                return;
+        c->keep_idle = b;
+        c->last_active_usec = now_usec(CLOCK_MONOTONIC);
 }
 
 void *varlink_conn_set_userdata(VarlinkConn *c, void *userdata) {
@@ -155,6 +163,7 @@ static int conn_queue(VarlinkConn *c, json_object *msg) {
         r = buffer_append(&c->out, s, len, VARLINK_OUTPUT_MAX);
         if (r < 0)
                 return r;
+        c->last_active_usec = now_usec(CLOCK_MONOTONIC);
 
         conn_schedule(c);
         return 0;
@@ -243,6 +252,7 @@ static int conn_dispatch(VarlinkConn *c, const char *text, size_t len) {
 
         c->call_pending = true;
         c->call_flags = call.flags;
+        c->last_active_usec = now_usec(CLOCK_MONOTONIC);
 
         if (call.upgrade)
                 /* We have no method that hands the connection over to
@@ -430,6 +440,7 @@ int conn_new(VarlinkServer *s, int fd, const struct ucred *ucred, VarlinkConn **
         c->n_ref = 1;
         c->fd = fd;
         c->ucred = *ucred;
+        c->last_active_usec = now_usec(CLOCK_MONOTONIC);
 
         r = sd_event_add_io(s->event, &c->io_source, fd, EPOLLIN, conn_io_handler, c);
         if (r >= 0)

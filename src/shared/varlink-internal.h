@@ -135,7 +135,12 @@ struct VarlinkServer {
         VarlinkDisconnectFn disconnect_callback;
         void *disconnect_userdata;
 
-        unsigned connections_max, connections_per_uid_max;
+        unsigned connections_max, connections_per_uid_max, connections_reserved;
+        uint64_t idle_usec;
+        sd_event_source *idle_timer;
+        VarlinkPrivilegedFn privileged_callback;
+        void *privileged_userdata;
+        char *refusal_error;
         VarlinkConn *connections; /* doubly linked */
         unsigned n_connections;
 };
@@ -160,6 +165,8 @@ struct VarlinkConn {
         bool write_broken;  /* the peer will receive nothing more */
         bool dead;          /* to be closed on the next processing */
         bool disconnected;
+        bool keep_idle;     /* the owner holds it open while idle */
+        uint64_t last_active_usec; /* CLOCK_MONOTONIC: accepted, or a call, or an answer */
 
         void *userdata;
 };

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -14,7 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "json-build.h"
+#include "json-util.h"
 #include "strv.h"
+#include "time-util.h"
 #include "varlink-internal.h"
 
 /* Connections accepted per wakeup, so that a flood of them cannot starve
@@ -49,6 +53,7 @@ int varlink_server_new(sd_event *e, const VarlinkServerInfo *info, VarlinkServer
         s->event = sd_event_ref(e);
         s->connections_max = VARLINK_CONNECTIONS_MAX_DEFAULT;
         s->connections_per_uid_max = VARLINK_CONNECTIONS_PER_UID_MAX_DEFAULT;
+        s->connections_reserved = VARLINK_CONNECTIONS_RESERVED_DEFAULT;
 
         s->vendor = strdup(info && info->vendor ? info->vendor : "");
         s->product = strdup(info && info->product ? info->product : "");
@@ -80,6 +85,8 @@ VarlinkServer *varlink_server_free(VarlinkServer *s) {
         }
         free(s->listeners);
         sd_event_source_disable_unref(s->accept_retry);
+        sd_event_source_disable_unref(s->idle_timer);
+        free(s->refusal_error);
 
         for (size_t i = 0; i < s->n_methods; i++)
                 method_done(&s->methods[i]);
@@ -197,6 +204,78 @@ int varlink_server_set_connections_max(VarlinkServer *s, unsigned total, unsigne
                 s->connections_max = total;
         if (per_uid > 0)
                 s->connections_per_uid_max = per_uid;
+        if (s->connections_reserved >= s->connections_max)
+                s->connections_reserved = 0;
+        return 0;
+}
+
+/* Closes the connections idle for idle_usec. Runs every idle_usec / 2,
+ * so a connection goes after between 1 and 1.5 times idle_usec. */
+static int server_idle_handler(sd_event_source *source, uint64_t usec, void *userdata) {
+        VarlinkServer *s = userdata;
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+        for (VarlinkConn *c = s->connections; c; c = c->next)
+                if (!c->call_pending && !c->keep_idle && !c->dead &&
+                    now - c->last_active_usec >= s->idle_usec)
+                        (void) varlink_conn_close(c);
+
+        (void) sd_event_source_set_time_relative(source, s->idle_usec / 2);
+        (void) sd_event_source_set_enabled(source, SD_EVENT_ON);
+        return 0;
+}
+
+int varlink_server_set_limits(VarlinkServer *s, const VarlinkServerLimits *l) {
+        int r;
+
+        if (!s || !l || l->connections_max == 0 || l->connections_per_uid_max == 0 ||
+            l->connections_reserved >= l->connections_max)
+                return -EINVAL;
+
+        s->idle_timer = sd_event_source_disable_unref(s->idle_timer);
+        if (l->idle_usec > 0) {
+                r = sd_event_add_time_relative(s->event, &s->idle_timer, CLOCK_MONOTONIC, l->idle_usec / 2,
+                                               l->idle_usec / 8, server_idle_handler, s);
+                if (r < 0)
+                        return r;
+        }
+
+        s->connections_max = l->connections_max;
+        s->connections_per_uid_max = l->connections_per_uid_max;
+        s->connections_reserved = l->connections_reserved;
+        s->idle_usec = l->idle_usec;
+        return 0;
+}
+
+void varlink_server_get_limits(VarlinkServer *s, VarlinkServerLimits *ret) {
+        if (!s || !ret)
+                return;
+        *ret = (VarlinkServerLimits) {
+                .connections_max = s->connections_max,
+                .connections_per_uid_max = s->connections_per_uid_max,
+                .connections_reserved = s->connections_reserved,
+                .idle_usec = s->idle_usec,
+        };
+}
+
+int varlink_server_set_privileged_callback(VarlinkServer *s, VarlinkPrivilegedFn callback, void *userdata) {
+        if (!s)
+                return -EINVAL;
+        s->privileged_callback = callback;
+        s->privileged_userdata = userdata;
+        return 0;
+}
+
+int varlink_server_set_refusal_error(VarlinkServer *s, const char *error_name) {
+        char *n;
+
+        if (!s || !varlink_qualified_name_is_valid(error_name))
+                return -EINVAL;
+        n = strdup(error_name);
+        if (!n)
+                return -ENOMEM;
+        free(s->refusal_error);
+        s->refusal_error = n;
         return 0;
 }
 
@@ -217,8 +296,40 @@ static unsigned server_connections_of(VarlinkServer *s, uid_t uid) {
         return n;
 }
 
+static bool server_peer_privileged(VarlinkServer *s, const struct ucred *ucred) {
+        return s->privileged_callback && s->privileged_callback(s, ucred, s->privileged_userdata);
+}
+
+/* Returns -EBUSY, and in why which limit, if the peer must be refused. The
+ * privileged callback is asked only then, so that the common case costs
+ * nothing. */
+static int server_check_limits(VarlinkServer *s, const struct ucred *ucred, char *why, size_t why_size) {
+        unsigned mine;
+
+        if (s->n_connections >= s->connections_max) {
+                snprintf(why, why_size, "The server holds its maximum of %u connections", s->connections_max);
+                return -EBUSY;
+        }
+
+        mine = server_connections_of(s, ucred->uid);
+        if (mine < s->connections_per_uid_max &&
+            s->n_connections < s->connections_max - s->connections_reserved)
+                return 0;
+        if (server_peer_privileged(s, ucred))
+                return 0;
+
+        if (mine >= s->connections_per_uid_max)
+                snprintf(why, why_size, "Too many connections: uid %u holds %u, at most %u per user",
+                         (unsigned) ucred->uid, mine, s->connections_per_uid_max);
+        else
+                snprintf(why, why_size,
+                         "The server holds %u connections; the last %u of its %u are kept for privileged callers",
+                         s->n_connections, s->connections_reserved, s->connections_max);
+        return -EBUSY;
+}
+
 /* Serves fd, which the caller still owns on failure. */
-static int server_add_connection_internal(VarlinkServer *s, int fd, VarlinkConn **ret) {
+static int server_add_connection_internal(VarlinkServer *s, int fd, char *why, size_t why_size, VarlinkConn **ret) {
         _cleanup_(varlink_conn_unrefp) VarlinkConn *c = NULL;
         struct ucred ucred = {};
         socklen_t sl = sizeof(ucred);
@@ -231,9 +342,9 @@ static int server_add_connection_internal(VarlinkServer *s, int fd, VarlinkConn 
         if (sl != sizeof(ucred))
                 return -EIO;
 
-        if (s->n_connections >= s->connections_max ||
-            server_connections_of(s, ucred.uid) >= s->connections_per_uid_max)
-                return -EBUSY;
+        r = server_check_limits(s, &ucred, why, why_size);
+        if (r < 0)
+                return r;
 
         r = conn_new(s, fd, &ucred, &c);
         if (r < 0)
@@ -255,6 +366,7 @@ static int server_add_connection_internal(VarlinkServer *s, int fd, VarlinkConn 
 }
 
 int varlink_server_add_connection(VarlinkServer *s, int fd, VarlinkConn **ret) {
+        char why[160];
         int r;
 
         if (!s || fd < 0)
@@ -264,7 +376,7 @@ int varlink_server_add_connection(VarlinkServer *s, int fd, VarlinkConn **ret) {
         if (r < 0)
                 return r;
 
-        return server_add_connection_internal(s, fd, ret);
+        return server_add_connection_internal(s, fd, why, sizeof(why), ret);
 }
 
 static int server_set_accepting(VarlinkServer *s, int enabled) {
@@ -293,8 +405,36 @@ static bool errno_is_accept_again(int e) {
                e == EPERM;
 }
 
+/* Tells a peer over a limit why, in the one message it will get: what
+ * it reads as the answer to its first call, instead of a bare hangup.
+ * Best effort, without waiting: the socket's buffer is empty, and a peer
+ * that is gone does not care. */
+static void server_refuse(VarlinkServer *s, int fd, const char *why) {
+        _cleanup_json_ json_object *params = NULL, *msg = NULL;
+        char discard[4096];
+        const char *text;
+        size_t len;
+
+        params = json_object_new_object();
+        if (!params || json_add_string(params, "message", why) < 0)
+                return;
+        if (message_new("error", s->refusal_error ?: VARLINK_ERROR_PERMISSION_DENIED, params, 0, &msg) < 0 ||
+            message_serialize(msg, &text, &len) < 0)
+                return;
+        (void) send(fd, text, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+        /* What it sent already is read and dropped, so that closing does
+         * not reset the connection before the peer reads the error. */
+        for (unsigned i = 0; i < 4; i++)
+                if (recv(fd, discard, sizeof(discard), MSG_DONTWAIT) <= 0)
+                        break;
+        (void) shutdown(fd, SHUT_WR);
+}
+
 static int server_accept_handler(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
         VarlinkServer *s = userdata;
+        char why[160];
+        int r;
 
         for (unsigned i = 0; i < ACCEPT_BATCH; i++) {
                 _cleanup_close_ int cfd = -1;
@@ -317,8 +457,11 @@ static int server_accept_handler(sd_event_source *source, int fd, uint32_t reven
                 }
 
                 /* Over a limit or refused: closed by the cleanup. */
-                if (server_add_connection_internal(s, cfd, NULL) >= 0)
+                r = server_add_connection_internal(s, cfd, why, sizeof(why), NULL);
+                if (r >= 0)
                         TAKE_FD(cfd);
+                else if (r == -EBUSY)
+                        server_refuse(s, cfd, why);
         }
 
         return 0;

@@ -42,9 +42,16 @@
  * reads cannot make the server produce unbounded replies. */
 #define VARLINK_OUTPUT_HIGH_WATER (UINT64_C(256) << 10)
 
-/* Default connection limits, see varlink_server_set_connections_max(). */
+/* Default connection limits, see varlink_server_set_limits(). One uid
+ * may hold a quarter of the connections, and the last 16 are kept for
+ * privileged peers, so that neither one user nor all of them together
+ * can lock root out. */
 #define VARLINK_CONNECTIONS_MAX_DEFAULT 256U
 #define VARLINK_CONNECTIONS_PER_UID_MAX_DEFAULT 64U
+#define VARLINK_CONNECTIONS_RESERVED_DEFAULT 16U
+/* A connection with no call in progress for this long is closed, unless
+ * its owner holds it open (varlink_conn_set_keep_idle()). */
+#define VARLINK_IDLE_TIMEOUT_USEC_DEFAULT (UINT64_C(120) * UINT64_C(1000000))
 
 /* Default client timeout, per message awaited. */
 #define VARLINK_CLIENT_TIMEOUT_USEC_DEFAULT (UINT64_C(30) * UINT64_C(1000000))
@@ -105,6 +112,22 @@ typedef int (*VarlinkConnectFn)(VarlinkServer *s, VarlinkConn *c, void *userdata
  * while the callback runs (its fd is closed already). */
 typedef void (*VarlinkDisconnectFn)(VarlinkServer *s, VarlinkConn *c, void *userdata);
 
+/* Asked only when a peer would be refused by a limit that privileged
+ * peers are exempt from: may it use the room kept for them? */
+typedef bool (*VarlinkPrivilegedFn)(VarlinkServer *s, const struct ucred *ucred, void *userdata);
+
+/* The connection limits. An unprivileged peer is refused when its uid
+ * holds connections_per_uid_max connections, or when all peers together
+ * hold connections_max - connections_reserved; a privileged peer only at
+ * connections_max. A refused peer gets one error message (see
+ * varlink_server_set_refusal_error()) and is disconnected. */
+typedef struct VarlinkServerLimits {
+        unsigned connections_max;
+        unsigned connections_per_uid_max;
+        unsigned connections_reserved;  /* < connections_max */
+        uint64_t idle_usec;             /* 0: connections never time out */
+} VarlinkServerLimits;
+
 /* The server. */
 
 /* Creates a server on the event loop e (which it references). info may be
@@ -136,6 +159,20 @@ int varlink_server_set_disconnect_callback(VarlinkServer *s, VarlinkDisconnectFn
 /* Connections beyond these limits are accepted and closed at once. 0
  * leaves a limit as it is. Connections already open are not affected. */
 int varlink_server_set_connections_max(VarlinkServer *s, unsigned total, unsigned per_uid);
+
+/* All the limits at once; -EINVAL if connections_max or
+ * connections_per_uid_max is 0, or nothing is left unreserved. */
+int varlink_server_set_limits(VarlinkServer *s, const VarlinkServerLimits *l);
+void varlink_server_get_limits(VarlinkServer *s, VarlinkServerLimits *ret);
+
+/* Who may use the reserved connections and pass the per-uid limit.
+ * Without a callback, nobody. */
+int varlink_server_set_privileged_callback(VarlinkServer *s, VarlinkPrivilegedFn callback, void *userdata);
+
+/* The error a refused peer reads before the disconnect, with parameters
+ * {"message": "..."} saying which limit; default
+ * org.varlink.service.PermissionDenied. The name is copied. */
+int varlink_server_set_refusal_error(VarlinkServer *s, const char *error_name);
 
 /* Listens on fd, a bound and listening AF_UNIX stream socket (as from
  * socket activation). Takes ownership of fd on success only. Returns
@@ -177,6 +214,10 @@ int varlink_conn_get_fd(VarlinkConn *c);
 VarlinkServer *varlink_conn_get_server(VarlinkConn *c);
 
 bool varlink_conn_is_connected(VarlinkConn *c);
+
+/* A connection that holds something of its peer's (an injection that ends
+ * with it) is not closed when idle. */
+void varlink_conn_set_keep_idle(VarlinkConn *c, bool b);
 
 /* Per-connection data for the daemon; set returns the previous value. */
 void *varlink_conn_set_userdata(VarlinkConn *c, void *userdata);

@@ -45,7 +45,7 @@ static struct {
 
         /* The ring buffer: an eventfd made readable when events are queued. */
         int events_fd;
-        struct inject_event queue[64];
+        struct inject_event queue[640];
         size_t n_queue;
 } fake = { .events_fd = -1 };
 
@@ -468,19 +468,28 @@ int ring_buffer__epoll_fd(const struct ring_buffer *rb) {
         return rb->fd;
 }
 
+/* As libbpf's: a negative return of the callback stops the reading after
+ * that sample, which is consumed, and is returned; the rest stay, and the
+ * fd stays readable, as the ring buffer's epoll fd does while data is
+ * there. */
 int ring_buffer__consume(struct ring_buffer *rb) {
-        uint64_t v;
-        size_t n;
+        uint64_t v, one = 1;
+        size_t n, done = 0;
+        int r = 0;
 
         (void) read(rb->fd, &v, sizeof(v));
-        /* Taken off the queue first: the callback may fire more. */
+        /* Only what is queued now: the callback may fire more. */
         n = fake.n_queue;
-        for (size_t i = 0; i < n; i++) {
-                struct inject_event ev = fake.queue[i];
+        while (done < n) {
+                struct inject_event ev = fake.queue[done++];
 
-                rb->cb(rb->ctx, &ev, sizeof(ev));
+                r = rb->cb(rb->ctx, &ev, sizeof(ev));
+                if (r < 0)
+                        break;
         }
-        memmove(fake.queue, fake.queue + n, (fake.n_queue - n) * sizeof(fake.queue[0]));
-        fake.n_queue -= n;
-        return (int) n;
+        memmove(fake.queue, fake.queue + done, (fake.n_queue - done) * sizeof(fake.queue[0]));
+        fake.n_queue -= done;
+        if (fake.n_queue > 0 && write(rb->fd, &one, sizeof(one)) != sizeof(one))
+                return -errno;
+        return r < 0 ? r : (int) done;
 }

@@ -1046,6 +1046,8 @@ static void test_connection_limits(void) {
                 raw_connect(&t, &r[i]);
         ASSERT_EQ(t.n_connect, 2);
         ASSERT_EQ(varlink_server_n_connections(t.server), 2);
+        /* Refused with a reason, then closed. */
+        json_object_put(raw_expect(&t, &r[2], VARLINK_ERROR_PERMISSION_DENIED, false));
         raw_expect_eof(&t, &r[2]);
         raw_send_msg(&t, &r[0], "{\"method\":\"" IFACE ".Echo\"}");
         json_object_put(raw_expect(&t, &r[0], NULL, false));
@@ -1055,8 +1057,16 @@ static void test_connection_limits(void) {
 
         /* Per user: all of ours count. */
         ASSERT_OK(varlink_server_set_connections_max(t.server, 100, 1));
+        ASSERT_OK(varlink_server_set_refusal_error(t.server, IFACE ".Failed"));
         raw_connect(&t, &r[0]);
         raw_connect(&t, &r[1]);
+        {
+                _cleanup_json_ json_object *m = raw_expect(&t, &r[1], IFACE ".Failed", false);
+                const char *msg = NULL;
+
+                ASSERT_OK(json_get_string(params_of(m), "message", &msg));
+                ASSERT_NOT_NULL(strstr(msg, "at most 1 per user"));
+        }
         raw_expect_eof(&t, &r[1]);
         raw_close(&r[1]);
         raw_close(&r[0]);
@@ -1071,6 +1081,117 @@ static void test_connection_limits(void) {
 
         ASSERT_EQ(t.n_connect, 4);
         ASSERT_EQ(t.n_disconnect, 4);
+        teardown(&t);
+}
+
+static bool test_privileged;
+
+static bool is_privileged(VarlinkServer *s, const struct ucred *ucred, void *userdata) {
+        Test *t = userdata;
+
+        t->n_records++; /* asked only when over an unprivileged limit */
+        return test_privileged;
+}
+
+static void expect_refusal(Test *t, Raw *r, const char *what) {
+        _cleanup_json_ json_object *m = raw_expect(t, r, IFACE ".Failed", false);
+        const char *msg = NULL;
+
+        ASSERT_OK(json_get_string(params_of(m), "message", &msg));
+        if (!strstr(msg, what))
+                test_fail("refusal '%s' does not say '%s'", msg, what);
+        raw_expect_eof(t, r);
+}
+
+static void test_connection_reserve(void) {
+        VarlinkServerLimits l = { .connections_max = 4, .connections_per_uid_max = 3, .connections_reserved = 2 };
+        VarlinkServerLimits bad = l;
+        Raw r[6];
+        Test t;
+
+        setup(&t);
+        bad.connections_reserved = 4;
+        ASSERT_RET(varlink_server_set_limits(t.server, &bad), -EINVAL);
+        bad = (VarlinkServerLimits) { .connections_max = 4 };
+        ASSERT_RET(varlink_server_set_limits(t.server, &bad), -EINVAL);
+        ASSERT_OK(varlink_server_set_limits(t.server, &l));
+        ASSERT_OK(varlink_server_set_refusal_error(t.server, IFACE ".Failed"));
+        ASSERT_OK(varlink_server_set_privileged_callback(t.server, is_privileged, &t));
+
+        /* Unprivileged: two of four, the other two are kept. */
+        test_privileged = false;
+        raw_connect(&t, &r[0]);
+        raw_connect(&t, &r[1]);
+        ASSERT_EQ(t.n_records, 0);      /* under the limits: not asked */
+        raw_connect(&t, &r[2]);
+        expect_refusal(&t, &r[2], "kept for privileged callers");
+        ASSERT_EQ(t.n_records, 1);
+
+        /* Privileged: the reserve, and past the per-uid limit (3), up to
+         * the total. */
+        test_privileged = true;
+        raw_connect(&t, &r[3]);
+        raw_connect(&t, &r[4]);
+        ASSERT_EQ(varlink_server_n_connections(t.server), 4);
+        raw_connect(&t, &r[5]);
+        expect_refusal(&t, &r[5], "maximum of 4 connections");
+        raw_send_msg(&t, &r[4], "{\"method\":\"" IFACE ".Echo\"}");
+        json_object_put(raw_expect(&t, &r[4], NULL, false));
+
+        for (int i = 0; i < 6; i++)
+                raw_close(&r[i]);
+        pump(&t);
+        ASSERT_EQ(varlink_server_n_connections(t.server), 0);
+        test_privileged = false;
+        teardown(&t);
+}
+
+/* Runs the loop, waiting, until it has disconnected n connections. */
+static void run_until_disconnects(Test *t, unsigned n) {
+        for (unsigned i = 0; i < 200 && t->n_disconnect < n; i++)
+                ASSERT_TRUE(sd_event_run(t->event, 50 * 1000) >= 0);
+}
+
+static void test_idle_timeout(void) {
+        VarlinkServerLimits l = {
+                .connections_max = 10, .connections_per_uid_max = 10, .idle_usec = 200 * 1000,
+        };
+        VarlinkServerLimits got;
+        Raw idle, busy, kept;
+        Test t;
+
+        setup(&t);
+        ASSERT_OK(varlink_server_set_limits(t.server, &l));
+        varlink_server_get_limits(t.server, &got);
+        ASSERT_EQ(got.idle_usec, l.idle_usec);
+
+        raw_connect(&t, &idle);
+        raw_connect(&t, &busy);
+        raw_send_msg(&t, &busy, "{\"method\":\"" IFACE ".Hold\"}");
+        pump(&t);
+        ASSERT_NOT_NULL(t.held);
+        raw_connect(&t, &kept);
+        varlink_conn_set_keep_idle(t.last_conn, true);
+        /* Half a message is no activity. */
+        raw_send(&t, &idle, "{\"meth", 6);
+
+        run_until_disconnects(&t, 1);
+        ASSERT_EQ(t.n_disconnect, 1);
+        raw_expect_eof(&t, &idle);
+        /* A call in progress and a connection held open stay. */
+        ASSERT_RET(varlink_reply(t.held, NULL), 0);
+        json_object_put(raw_expect(&t, &busy, NULL, false));
+        raw_expect_nothing(&t, &kept);
+        ASSERT_EQ(varlink_server_n_connections(t.server), 2);
+
+        /* Once answered, the busy one is idle too. */
+        run_until_disconnects(&t, 2);
+        ASSERT_EQ(t.n_disconnect, 2);
+        raw_expect_eof(&t, &busy);
+
+        raw_close(&idle);
+        raw_close(&busy);
+        raw_close(&kept);
         teardown(&t);
 }
 
@@ -1706,6 +1827,8 @@ int main(void) {
         TEST_RUN(test_output_limit);
         TEST_RUN(test_backpressure);
         TEST_RUN(test_connection_limits);
+        TEST_RUN(test_connection_reserve);
+        TEST_RUN(test_idle_timeout);
         TEST_RUN(test_connect_refused);
         TEST_RUN(test_server_free_with_connections);
         TEST_RUN(test_add_connection);

@@ -70,7 +70,9 @@ int bus_owner_track(Manager *m, Injection *inj, const Caller *c, void *owner, vo
 bool bus_owner_gone(Manager *m, const Caller *c, void *owner, void *userdata);
 
 /* Manager.Subscribe() (bus-subscribers.c). bus_subscribe() is a no-op
- * for a name already subscribed; -EUSERS when too many are. */
+ * for a name already subscribed; -EUSERS when too many are, -EDQUOT when
+ * the caller's user holds its share (options.subscriptions_per_user) or
+ * only the room kept for privileged callers is left. */
 int bus_subscribe(BusApi *b, const char *name, const Caller *c);
 int bus_unsubscribe(BusApi *b, const char *name);   /* -ENOENT: was not */
 void bus_subscribers_free(BusApi *b);

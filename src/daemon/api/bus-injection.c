@@ -236,6 +236,8 @@ static int property_get(sd_bus *bus, const char *path, const char *interface, co
                 return sd_bus_message_append(reply, "t", (uint64_t) s->injected);
         if (strcmp(property, "CallsGuarded") == 0)
                 return sd_bus_message_append(reply, "t", (uint64_t) s->guarded);
+        if (strcmp(property, "EventsSuppressed") == 0)
+                return sd_bus_message_append(reply, "t", inj->events_suppressed);
         return -EINVAL;
 }
 
@@ -262,6 +264,7 @@ static const sd_bus_vtable injection_vtable[] = {
         SD_BUS_PROPERTY("CallsMatched", "t", property_get, 0, 0),
         SD_BUS_PROPERTY("FaultsInjected", "t", property_get, 0, 0),
         SD_BUS_PROPERTY("CallsGuarded", "t", property_get, 0, 0),
+        SD_BUS_PROPERTY("EventsSuppressed", "t", property_get, 0, 0),
         SD_BUS_METHOD_WITH_ARGS("Cancel", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_cancel,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("Fault", SD_BUS_ARGS("t", time_ns, "u", pid, "u", tgid, "s", comm, "x", value), 0),

@@ -203,11 +203,18 @@ static int method_subscribe(sd_bus_message *m, void *userdata, sd_bus_error *err
         r = caller_from_bus(m, &c);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "Cannot identify the caller: %m");
-        r = bus_subscribe(userdata, sd_bus_message_get_sender(m), &c);
+        BusApi *b = userdata;
+
+        r = bus_subscribe(b, sd_bus_message_get_sender(m), &c);
         caller_done(&c);
         if (r == -EUSERS)
                 return sd_bus_error_setf(error, BUS_ERROR_PREFIX INJECT_ERROR_LIMIT,
                                          "Too many subscribers; try again later");
+        if (r == -EDQUOT)
+                return sd_bus_error_setf(error, BUS_ERROR_PREFIX INJECT_ERROR_LIMIT,
+                                         "Too many subscriptions: at most %u per user (the rest are kept "
+                                         "for privileged callers)",
+                                         b->manager->options.subscriptions_per_user ?: MANAGER_SUBSCRIPTIONS_PER_USER_DEFAULT);
         if (r < 0)
                 return r;
         return sd_bus_reply_method_return(m, NULL);

@@ -11,8 +11,11 @@
 
 #include "bus-api.h"
 
-/* Bounds the daemon's work per signal whatever clients do. */
-#define BUS_SUBSCRIBERS_MAX 256
+/* Bounds the daemon's work per signal whatever clients do; one
+ * unprivileged user holds at most options.subscriptions_per_user of them,
+ * and the last BUS_SUBSCRIBERS_RESERVED are kept for privileged callers. */
+#define BUS_SUBSCRIBERS_MAX MANAGER_SUBSCRIPTIONS_MAX
+#define BUS_SUBSCRIBERS_RESERVED 16
 
 struct BusSubscriber {
         struct BusSubscriber *next;
@@ -57,7 +60,16 @@ static BusSubscriber *subscriber_find(BusApi *b, const char *name) {
         return NULL;
 }
 
+static unsigned subscribers_of(BusApi *b, uid_t uid) {
+        unsigned n = 0;
+
+        for (BusSubscriber *s = b->subscribers; s; s = s->next)
+                n += s->uid == uid;
+        return n;
+}
+
 int bus_subscribe(BusApi *b, const char *name, const Caller *c) {
+        unsigned per_user = b->manager->options.subscriptions_per_user ?: MANAGER_SUBSCRIPTIONS_PER_USER_DEFAULT;
         BusSubscriber *s;
         int r;
 
@@ -65,6 +77,10 @@ int bus_subscribe(BusApi *b, const char *name, const Caller *c) {
                 return 0;
         if (b->n_subscribers >= BUS_SUBSCRIBERS_MAX)
                 return -EUSERS;
+        if (!c->privileged &&
+            (b->n_subscribers >= BUS_SUBSCRIBERS_MAX - BUS_SUBSCRIBERS_RESERVED ||
+             subscribers_of(b, c->uid) >= per_user))
+                return -EDQUOT;
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;

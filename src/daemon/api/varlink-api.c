@@ -339,20 +339,25 @@ struct VarlinkOwned {
         VarlinkConn *conn;      /* not a reference: the entry goes when it closes */
 };
 
-static void owned_forget(VarlinkApi *v, VarlinkOwned *o) {
-        for (VarlinkOwned **pp = &v->owned; *pp; pp = &(*pp)->next)
-                if (*pp == o) {
-                        *pp = o->next;
-                        free(o);
-                        return;
-                }
-}
-
 static VarlinkOwned *owned_find(VarlinkApi *v, uint64_t id, VarlinkConn *c) {
         for (VarlinkOwned *o = v->owned; o; o = o->next)
                 if (c ? o->conn == c : o->id == id)
                         return o;
         return NULL;
+}
+
+static void owned_forget(VarlinkApi *v, VarlinkOwned *o) {
+        VarlinkConn *c = o->conn;
+
+        for (VarlinkOwned **pp = &v->owned; *pp; pp = &(*pp)->next)
+                if (*pp == o) {
+                        *pp = o->next;
+                        free(o);
+                        break;
+                }
+        /* Idle again once it holds no injection. */
+        if (!owned_find(v, 0, c))
+                varlink_conn_set_keep_idle(c, false);
 }
 
 /* owner is the requester's connection; after a restart there is none, and
@@ -368,6 +373,8 @@ static int track_owner(Manager *m, Injection *inj, const Caller *c, void *owner,
                 return -ENOMEM;
         *o = (VarlinkOwned) { .next = v->owned, .id = inj->id, .conn = owner };
         v->owned = o;
+        /* Its injection ends with it: an idle connection is not idle. */
+        varlink_conn_set_keep_idle(owner, true);
         return 1;
 }
 
@@ -453,6 +460,39 @@ static void on_fault(Manager *m, Injection *inj, const struct inject_event *ev, 
         varlink_watch_send(v, inj, o);
 }
 
+/* Asked only for a peer over an unprivileged limit. */
+static bool peer_privileged(VarlinkServer *s, const struct ucred *uc, void *userdata) {
+        Caller c = {};
+        bool b;
+
+        if (caller_from_ucred(uc->uid, uc->gid, uc->pid, &c) < 0)
+                return false;
+        b = c.privileged;
+        caller_done(&c);
+        return b;
+}
+
+static int varlink_api_set_limits(VarlinkApi *v, const ManagerOptions *o) {
+        VarlinkServerLimits l = {
+                .connections_max = o->connections_max ?: VARLINK_CONNECTIONS_MAX_DEFAULT,
+                .connections_per_uid_max = o->connections_per_user ?: VARLINK_CONNECTIONS_PER_UID_MAX_DEFAULT,
+                .connections_reserved = o->connections_reserved,
+                .idle_usec = o->idle_usec,
+        };
+        int r;
+
+        r = varlink_server_set_limits(v->server, &l);
+        if (r < 0)
+                return log_error_errno(r, "Invalid Varlink connection limits (%u in all, %u per user, %u reserved): %m",
+                                       l.connections_max, l.connections_per_uid_max, l.connections_reserved);
+        r = varlink_server_set_privileged_callback(v->server, peer_privileged, v);
+        if (r >= 0)
+                r = varlink_server_set_refusal_error(v->server, VARLINK_ERROR_PREFIX INJECT_ERROR_LIMIT);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the Varlink connection limits: %m");
+        return 0;
+}
+
 VarlinkApi *varlink_api_free(VarlinkApi *v) {
         if (!v)
                 return NULL;
@@ -463,8 +503,13 @@ VarlinkApi *varlink_api_free(VarlinkApi *v) {
         v->stopping = true;
         varlink_server_free(v->server);
         varlink_watch_remove(v, NULL);
-        while (v->owned)
-                owned_forget(v, v->owned);
+        /* Their connections are gone: no owned_forget(), which touches them. */
+        while (v->owned) {
+                VarlinkOwned *o = v->owned;
+
+                v->owned = o->next;
+                free(o);
+        }
         free(v);
         return NULL;
 }
@@ -505,6 +550,9 @@ int varlink_api_new(Manager *m, VarlinkApi **ret) {
             (r = varlink_server_bind_method(v->server, IFACE ".ReloadPolicy", method_reload_policy, v)) < 0)
                 return log_error_errno(r, "Failed to bind Varlink methods: %m");
         r = varlink_server_set_disconnect_callback(v->server, on_disconnect, v);
+        if (r < 0)
+                return r;
+        r = varlink_api_set_limits(v, &m->options);
         if (r < 0)
                 return r;
 
