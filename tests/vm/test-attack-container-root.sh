@@ -7,7 +7,8 @@
 # means able to do it oneself, so it is an ordinary caller that the policy
 # decides about; here a rule lets root fail its own processes. It must not
 # get global scope, a host process (by the host's pid), a cgroup of the
-# host's, or everyone's injections listed; its own process works, with the
+# host's, everyone's injections listed, or host root's injections seen or
+# cancelled; its own process works, with the
 # uid filter kept. polkitd runs, and says yes to any uid 0: that yes does
 # not count for targets that are not its own.
 # Before the fix, the global injection and the host pid were armed.
@@ -88,6 +89,19 @@ done
 # The host's root is still privileged: same command, no namespace.
 id=$("$INJECTCTL" $spec --pid "$host_pid") || fail "host root could not arm its own process"
 assert_eq root "$("$INJECTCTL" show "$id" --json | jq -r .rule)" "the host root's rule"
+# Same uid, but not the same caller: container root neither sees host
+# root's injection nor cancels it (it would count as its owner by uid).
+for t in "--varlink" ""; do
+    out=$(in_container "\$INJECTCTL $t list --json") || fail "container root's list failed: $out"
+    ! grep -q "$id" <<<"$out" || fail "container root lists host root's injection $id: $out"
+    for verb in show cancel; do
+        rc=0
+        out=$(in_container "\$INJECTCTL $t $verb $id" 2>&1) || rc=$?
+        ((rc != 0)) || fail "container root could $verb host root's injection $id: $out"
+        log "container root, $verb of host root's injection: refused ($out)"
+    done
+    assert_eq active "$("$INJECTCTL" show "$id" --json | jq -r .state)" "host root's injection after container root's tries"
+done
 "$INJECTCTL" cancel "$id" >/dev/null
 
 assert_eq 0 "$(injections_left)" "injections left"

@@ -141,19 +141,17 @@ int bus_owner_track(Manager *m, Injection *inj, const Caller *c, void *owner, vo
         return 1;
 }
 
+/* The object of an injection the sender may not see does not exist for it:
+ * the same rule as the lists (manager_may_see). */
 static bool current_caller_may_see(sd_bus *bus, Injection *inj) {
         sd_bus_message *m = sd_bus_get_current_message(bus);
-        sd_bus_creds *creds = NULL;
-        uid_t uid;
+        Caller c;
         bool ok;
 
-        if (!m)
+        if (!m || caller_from_bus(m, &c) < 0)
                 return false;
-        if (sd_bus_query_sender_creds(m, SD_BUS_CREDS_EUID, &creds) < 0)
-                return false;
-        ok = sd_bus_creds_get_euid(creds, &uid) >= 0 &&
-             !(sd_bus_creds_get_augmented_mask(creds) & SD_BUS_CREDS_EUID) && (uid == 0 || uid == inj->owner_uid);
-        sd_bus_creds_unref(creds);
+        ok = manager_may_see(inj->manager, &c, inj);
+        caller_done(&c);
         return ok;
 }
 

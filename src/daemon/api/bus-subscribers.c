@@ -121,7 +121,8 @@ const char *bus_subscriber_next(BusApi *b, const Injection *inj, BusSubscriber *
         const char *owner = bus_injection_owner(b, inj);
 
         for (; s; s = s->next)
-                if ((s->privileged || s->uid == inj->owner_uid) && !(owner && strcmp(s->name, owner) == 0)) {
+                if ((s->privileged || (s->uid == inj->owner_uid && !inj->owner_privileged)) &&
+                    !(owner && strcmp(s->name, owner) == 0)) {
                         *iter = s;
                         return s->name;
                 }

@@ -45,7 +45,7 @@ int varlink_watch_add(VarlinkApi *v, VarlinkConn *c, const Caller *caller, json_
                 return r;
         }
         w->conn = varlink_conn_ref(c);
-        w->all = caller->privileged;      /* root sees every injection's events */
+        w->all = caller->privileged;      /* a privileged caller sees every injection's events */
         w->next = v->watchers;
         v->watchers = w;
         return 0;
@@ -80,7 +80,7 @@ void varlink_watch_send(VarlinkApi *v, Injection *inj, json_object *event) {
         for (VarlinkWatcher *w = v->watchers; w; w = w->next) {
                 bool want = w->n_ids == 0;
 
-                if (!w->all && inj->owner_uid != w->caller.uid)
+                if (!w->all && !injection_owned_by(inj, &w->caller))
                         continue;
                 for (size_t i = 0; i < w->n_ids; i++)
                         if (w->ids[i] == inj->id)
