@@ -58,12 +58,13 @@ more_faults() { (($(faults "$w.varlink" | wc -l) > $1)); }
 fault_once() {
     local n
     n=$(faults "$w.varlink" | wc -l)
-    ictl --varlink run --json --fail should_failslab:ENOMEM,times=1 -- "$LOOP" eventfd 1 >>"$w.run" 2>&1 || true
+    ictl --varlink run --json --fail should_failslab:ENOMEM,caller=__x64_sys_eventfd2,times=1 -- "$LOOP" eventfd 1 >>"$w.run" 2>&1 || true
     wait_until 120 more_faults "$n"
     no_kaddr "$w.varlink" "alice's Varlink stream"
 }
 
-# The first fault makes the daemon read /proc/kallsyms.
+# The first fault (its caller filter, in fact) makes the daemon read
+# /proc/kallsyms.
 fault_once
 first=$(faults "$w.varlink" | head -1)
 assert_eq should_failslab "$(jq -r '.stack[0] | sub("\\+0x.*"; "")' <<<"$first")" "the failed function on top of the stack"
