@@ -105,17 +105,35 @@ static __always_inline int comm_matches(const struct inject_slot *slot)
         return same;
 }
 
-/* A user's injection never fails a task running with other credentials,
- * such as a setuid or setgid program started inside the user's own scope: failing its
- * calls (a setuid() that "fails", say) is a classic privilege escalation. */
+/* A user's injection fails only tasks that run with nothing but the user's
+ * own credentials. Failing a call (a setuid() that "fails", say) inside a
+ * program that holds more is a classic privilege escalation, so these are
+ * spared: a setuid or setgid program (a uid or gid that is not the user's),
+ * one that dropped its effective id but kept a saved or filesystem one to
+ * take back, and one that holds any capability (file capabilities: ping,
+ * newuidmap, mtr-packet). Capabilities are checked in the permitted set,
+ * which bounds the effective set and holds the ambient one, and which a
+ * task can raise to effective at will; effective is read as well, so a
+ * kernel bug that broke that rule would still not let a fault through.
+ * The inheritable set grants nothing by itself. A failed read spares the
+ * task. */
 static __always_inline int creds_match(__u32 uid)
 {
         struct task_struct *t = (void *) bpf_get_current_task();
         const struct cred *c = BPF_CORE_READ(t, cred);
+        kernel_cap_t perm, eff;
+        __u32 gid;
 
-        return BPF_CORE_READ(c, uid.val) == uid && BPF_CORE_READ(c, euid.val) == uid &&
-               BPF_CORE_READ(c, suid.val) == uid && BPF_CORE_READ(c, fsuid.val) == uid &&
-               BPF_CORE_READ(c, egid.val) == BPF_CORE_READ(c, gid.val);
+        if (BPF_CORE_READ(c, uid.val) != uid || BPF_CORE_READ(c, euid.val) != uid ||
+            BPF_CORE_READ(c, suid.val) != uid || BPF_CORE_READ(c, fsuid.val) != uid)
+                return 0;
+        gid = BPF_CORE_READ(c, gid.val);
+        if (BPF_CORE_READ(c, egid.val) != gid || BPF_CORE_READ(c, sgid.val) != gid ||
+            BPF_CORE_READ(c, fsgid.val) != gid)
+                return 0;
+        if (BPF_CORE_READ_INTO(&perm, c, cap_permitted) < 0 || BPF_CORE_READ_INTO(&eff, c, cap_effective) < 0)
+                return 0;
+        return !(perm.cap[0] | perm.cap[1] | eff.cap[0] | eff.cap[1]);
 }
 
 /* Interrupt context is nobody's scope. In a hardirq, an NMI or a softirq
@@ -262,11 +280,11 @@ __noinline long evaluate(__u32 idx, __u64 inj_id, __u64 now, int have_stack, int
                 return 0;
         if (now >= slot->deadline_ns)
                 return 0;
-        if (slot->owner_uid != INJECT_UID_ANY && !creds_match(slot->owner_uid))
-                return 0;
 
         __sync_fetch_and_add(&slot->seen, 1);
         /* Seen but never matched: the skip shows in the counters. */
+        if (slot->owner_uid != INJECT_UID_ANY && !creds_match(slot->owner_uid))
+                return 0;
         if (!in_task_context())
                 return 0;
         if (slot->comm[0] && !comm_matches(slot))

@@ -93,14 +93,16 @@ struct inject_slot {
         struct inject_caller callers[INJECT_MAX_CALLERS];
         char comm[INJECT_COMM_LEN];     /* empty: any */
         __u32 owner_uid;        /* INJECT_UID_ANY, or: only tasks whose uid, euid, suid and fsuid
-                                 * all equal it, and whose egid is their gid (a setuid or setgid
+                                 * all equal it, whose egid, sgid and fsgid are their gid, and
+                                 * that hold no capability (a setuid, setgid or file-capability
                                  * program in the scope is never failed) */
         __u32 pad2;
 
         /* Counters, written only by BPF. */
         __u64 seen;             /* calls by a task in scope, before the deadline */
-        __u64 matched;          /* ... that also passed the comm and caller filters, and no guard
-                                 * forbade failing them: what the triggers count */
+        __u64 matched;          /* ... that also passed the credential, task-context, comm and
+                                 * caller filters, and no guard forbade failing them: what the
+                                 * triggers count */
         __u64 injected;         /* ... that were made to fail */
         __u64 claims;           /* fault claims, to keep `times` exact under concurrency */
         __u64 guarded;          /* calls that passed the filters but that a guard (enum inject_guard)

@@ -21,13 +21,23 @@ typedef struct {
         unsigned int val;
 } kgid_t;
 
+/* Two __u32 words up to 6.2, one __u64 from 6.3: 8 bytes either way, and
+ * CO-RE takes any struct for any struct, so the programs read it whole. */
+typedef struct {
+        __u32 cap[2];
+} kernel_cap_t;
+
 struct cred {
         kuid_t uid;
         kgid_t gid;
         kuid_t suid;
+        kgid_t sgid;
         kuid_t euid;
         kgid_t egid;
         kuid_t fsuid;
+        kgid_t fsgid;
+        kernel_cap_t cap_permitted;
+        kernel_cap_t cap_effective;
 } __attribute__((preserve_access_index));
 
 struct task_struct {

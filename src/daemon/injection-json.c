@@ -8,6 +8,7 @@
 
 #include "cleanup.h"
 #include "errno-name.h"
+#include "fault-stack.h"
 #include "guards.h"
 #include "json-build.h"
 #include "json-util.h"
@@ -170,34 +171,6 @@ int manager_functions_json(Manager *m, const Caller *c, const char *glob, json_o
         return 0;
 }
 
-/* The failed call's kernel stack as symbols, innermost first. The frames
- * above the failed function (the BPF program and, for fmod_ret, its
- * trampoline) are ours, not the caller's: they are left out. NULL when out
- * of memory. */
-static json_object *fault_stack(Engine *e, const Injection *inj, const struct inject_event *ev) {
-        _cleanup_json_ json_object *a = json_object_new_array();
-        uint32_t n = ev->n_stack < INJECT_STACK_DEPTH ? ev->n_stack : INJECT_STACK_DEPTH, first = 0;
-        size_t fn_len = strlen(inj->info.function);
-        char sym[INJECT_STACK_DEPTH][256];
-
-        for (uint32_t i = 0; i < n; i++)
-                if (ev->stack[i] == 0 || engine_symbolize(e, ev->stack[i], sym[i], sizeof(sym[i])) < 0) {
-                        n = i;
-                        break;
-                }
-        for (uint32_t i = 0; i < n; i++)
-                if (strncmp(sym[i], inj->info.function, fn_len) == 0 && sym[i][fn_len] == '+') {
-                        first = i;
-                        break;
-                }
-        if (!a)
-                return NULL;
-        for (uint32_t i = first; i < n; i++)
-                if (json_append_string(a, sym[i]) < 0)
-                        return NULL;
-        return TAKE_PTR(a);
-}
-
 json_object *injection_fault_to_json(Injection *inj, const struct inject_event *ev, const char *comm) {
         json_object *o;
         int r;
@@ -211,7 +184,7 @@ json_object *injection_fault_to_json(Injection *inj, const struct inject_event *
                               JSON_PAIR_STRING("comm", comm),
                               JSON_PAIR_STRING("function", inj->info.function),
                               JSON_PAIR_I64("value", ev->retval),
-                              JSON_PAIR_OBJECT("stack", fault_stack(inj->manager->engine, inj, ev)),
+                              JSON_PAIR_OBJECT("stack", fault_stack_to_json(inj->manager->engine, inj->info.function, ev)),
                               JSON_BUILD_END);
         if (r < 0)
                 return NULL;

@@ -162,6 +162,7 @@ static int fill_scope(Engine *e, const InjectSpec *spec, struct inject_slot *slo
 }
 
 static int fill_filters(Engine *e, const InjectSpec *spec, struct inject_slot *slot, InjectError *err) {
+        const Kallsyms *k = NULL;
         int r;
 
         if (spec->comm && strlen(spec->comm) >= INJECT_COMM_LEN)
@@ -176,14 +177,18 @@ static int fill_filters(Engine *e, const InjectSpec *spec, struct inject_slot *s
                                         "At most %d caller filters are supported, got %zu", INJECT_MAX_CALLERS,
                                         spec->n_callers);
         if (spec->n_callers > 0) {
-                r = engine_load_kallsyms(e);
+                r = engine_load_kallsyms(e, &k);
                 if (r < 0)
                         return inject_error_set(err, r, INJECT_ERROR_BAD_FILTER,
                                                 "Cannot read kernel symbols for caller filters: %s",
                                                 r == -EPERM ? "addresses are hidden (kptr_restrict)" : strerror(-r));
         }
         for (size_t i = 0; i < spec->n_callers; i++) {
-                const KSym *s = kallsyms_find(e->kallsyms, spec->callers[i]);
+                const KSym *s = kallsyms_find(k, spec->callers[i]);
+
+                /* A module loaded since the symbols were read. */
+                if (!s && engine_refresh_symbols(e) > 0 && engine_load_kallsyms(e, &k) >= 0)
+                        s = kallsyms_find(k, spec->callers[i]);
 
                 if (!s || !s->size)
                         return inject_error_set(err, -ENOENT, INJECT_ERROR_BAD_FILTER,

@@ -24,7 +24,7 @@ struct Engine {
         int tags_fd;
         uint64_t ns_per_tick;
         FunctionTable *functions;
-        Kallsyms *kallsyms;
+        KallsymsCache kallsyms;
         EngineCaps caps;
         bool caps_done;
         KernelProbe *probe;
@@ -54,5 +54,5 @@ int engine_pin_shared(Engine *e);
 /* Once no site is left, removes whatever else of ours is in bpffs. */
 void engine_gc_root(Engine *e);
 
-/* e->kallsyms, read on first use. */
-int engine_load_kallsyms(Engine *e);
+/* e->kallsyms's table, read on first use (kallsyms_cache_get()). */
+int engine_load_kallsyms(Engine *e, const Kallsyms **ret);

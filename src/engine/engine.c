@@ -23,6 +23,7 @@
 #include "scope-tags.h"
 #include "site-cache.h"
 #include "site.h"
+#include "time-util.h"
 
 static const char *const backend_table[_BACKEND_MAX] = {
         [BACKEND_AUTO] = "auto",
@@ -94,7 +95,7 @@ Engine *engine_free(Engine *e) {
         safe_close(e->events_fd);
         safe_close(e->tags_fd);
         function_table_free(e->functions);
-        kallsyms_free(e->kallsyms);
+        kallsyms_cache_done(&e->kallsyms);
         kernel_probe_free(e->probe);
         site_cache_free_all(e);
         free(e);
@@ -111,6 +112,7 @@ int engine_new(const char *pin_root, Engine **ret) {
         e->lock_fd = e->events_fd = e->tags_fd = -1;
         e->cache_grace_usec = ENGINE_SITE_CACHE_GRACE_DEFAULT_USEC;
         e->cache_max = ENGINE_SITE_CACHE_MAX_DEFAULT;
+        e->kallsyms.min_interval_usec = ENGINE_KALLSYMS_REFRESH_USEC;
         e->pin_root = strdup(pin_root ?: ENGINE_PIN_ROOT);
         if (!e->pin_root ||
             asprintf(&e->sites_dir, "%s/sites", e->pin_root) < 0 ||
@@ -219,25 +221,32 @@ unsigned engine_function_backends(Engine *e, const InjectableFunction *f) {
         return m;
 }
 
-int engine_load_kallsyms(Engine *e) {
-        if (e->kallsyms)
-                return 0;
-        return kallsyms_load(NULL, &e->kallsyms);
+int engine_load_kallsyms(Engine *e, const Kallsyms **ret) {
+        return kallsyms_cache_get(&e->kallsyms, now_usec(CLOCK_MONOTONIC), ret);
+}
+
+int engine_refresh_symbols(Engine *e) {
+        return kallsyms_cache_refresh(&e->kallsyms, now_usec(CLOCK_MONOTONIC));
 }
 
 const char *engine_symbol_name(Engine *e, uint64_t addr) {
+        const Kallsyms *k;
         const KSym *s;
 
-        if (engine_load_kallsyms(e) < 0)
+        if (engine_load_kallsyms(e, &k) < 0)
                 return NULL;
-        s = kallsyms_lookup_addr(e->kallsyms, addr);
+        s = kallsyms_lookup_addr(k, addr);
         return s && s->addr == addr ? s->name : NULL;
 }
 
 int engine_symbolize(Engine *e, uint64_t addr, char *buf, size_t size) {
-        int r = engine_load_kallsyms(e);
+        const Kallsyms *k;
+        int r;
 
-        return kallsyms_format_addr(r >= 0 ? e->kallsyms : NULL, addr, buf, size);
+        r = engine_load_kallsyms(e, &k);
+        if (r < 0)
+                return r == -ENOENT ? -ENODATA : r;
+        return kallsyms_format_addr(k, addr, buf, size);
 }
 
 int engine_events_fd(Engine *e) {

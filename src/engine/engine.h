@@ -163,6 +163,13 @@ int engine_events_fd(Engine *e);
 /* Resolves a kernel address back to a symbol name, for display. */
 const char *engine_symbol_name(Engine *e, uint64_t addr);
 
-/* "name+0xoff" (with " [module]" for a module), or "0xaddr" when no
- * symbol covers addr (kallsyms hidden or unreadable). Truncates to size. */
+/* "name+0xoff" (with " [module]" for a module). -ENOENT when no symbol
+ * covers addr; another negative errno when there are no symbols at all
+ * (/proc/kallsyms unreadable, or its addresses hidden: -EPERM). Never the
+ * raw address. Truncates to size. */
 int engine_symbolize(Engine *e, uint64_t addr, char *buf, size_t size);
+/* Reads /proc/kallsyms again, for what was loaded since (a module, a BPF
+ * program), at most once per ENGINE_KALLSYMS_REFRESH_USEC. 1: read again,
+ * 0: too soon, < 0: failed (the symbols read before stay). */
+int engine_refresh_symbols(Engine *e);
+#define ENGINE_KALLSYMS_REFRESH_USEC (10 * UINT64_C(1000000))

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,14 +133,12 @@ int kallsyms_format_addr(const Kallsyms *k, uint64_t addr, char *buf, size_t siz
 
         /* Past the last symbol (BPF programs and trampolines, say) is no
          * symbol's. */
-        if (s && (s->size == 0 || addr - s->addr >= s->size))
-                s = NULL;
-        if (s && s->module)
+        if (!s || s->size == 0 || addr - s->addr >= s->size)
+                return -ENOENT;
+        if (s->module)
                 n = snprintf(buf, size, "%s+0x%" PRIx64 " [%s]", s->name, addr - s->addr, s->module);
-        else if (s)
-                n = snprintf(buf, size, "%s+0x%" PRIx64, s->name, addr - s->addr);
         else
-                n = snprintf(buf, size, "0x%" PRIx64, addr);
+                n = snprintf(buf, size, "%s+0x%" PRIx64, s->name, addr - s->addr);
         return n < 0 ? -EINVAL : 0;
 }
 
@@ -165,4 +164,52 @@ int kallsyms_data_symbol(const char *path, const char *name, uint64_t *ret) {
                 return 0;
         }
         return ferror(f) ? -EIO : -ENXIO;
+}
+
+void kallsyms_cache_done(KallsymsCache *c) {
+        c->k = kallsyms_free(c->k);
+        c->last_read_usec = 0;
+        c->last_error = 0;
+}
+
+static bool kallsyms_cache_too_soon(const KallsymsCache *c, uint64_t now_usec) {
+        return c->last_read_usec != 0 && now_usec - c->last_read_usec < c->min_interval_usec;
+}
+
+static int kallsyms_cache_read(KallsymsCache *c, uint64_t now_usec) {
+        Kallsyms *k = NULL;
+        int r;
+
+        /* Never 0, which means "never read". */
+        c->last_read_usec = now_usec ?: 1;
+        r = kallsyms_load(c->path, &k);
+        c->last_error = r < 0 ? r : 0;
+        if (r < 0)
+                return r;
+        kallsyms_free(c->k);
+        c->k = k;
+        return 0;
+}
+
+int kallsyms_cache_get(KallsymsCache *c, uint64_t now_usec, const Kallsyms **ret) {
+        int r;
+
+        if (!c->k) {
+                if (c->last_read_usec != 0 && kallsyms_cache_too_soon(c, now_usec))
+                        return c->last_error ?: -ENODATA;
+                r = kallsyms_cache_read(c, now_usec);
+                if (r < 0)
+                        return r;
+        }
+        *ret = c->k;
+        return 0;
+}
+
+int kallsyms_cache_refresh(KallsymsCache *c, uint64_t now_usec) {
+        int r;
+
+        if (kallsyms_cache_too_soon(c, now_usec))
+                return 0;
+        r = kallsyms_cache_read(c, now_usec);
+        return r < 0 ? r : 1;
 }

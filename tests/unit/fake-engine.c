@@ -437,6 +437,10 @@ int engine_symbolize(Engine *e, uint64_t addr, char *buf, size_t size) {
         return -ENOENT;
 }
 
+int engine_refresh_symbols(Engine *e) {
+        return 0;
+}
+
 /* ---- libbpf's ring buffer, over the fake's event queue ---- */
 
 struct ring_buffer {

@@ -82,15 +82,16 @@ static void test_format_addr(void) {
         ASSERT_STREQ(buf, "do_thing+0x34");
         ASSERT_RET(kallsyms_format_addr(k, 0xffffffffa0000010ULL, buf, sizeof(buf)), 0);
         ASSERT_STREQ(buf, "mod_fn+0x10 [mymod]");
-        /* Beyond the last symbol (a BPF trampoline, say): no symbol's. */
-        ASSERT_RET(kallsyms_format_addr(k, 0xffffffffc0001234ULL, buf, sizeof(buf)), 0);
-        ASSERT_STREQ(buf, "0xffffffffc0001234");
+        /* Beyond the last symbol (a BPF trampoline, say): no symbol's, and
+         * never shown as the address. */
+        strcpy(buf, "untouched");
+        ASSERT_RET(kallsyms_format_addr(k, 0xffffffffc0001234ULL, buf, sizeof(buf)), -ENOENT);
+        ASSERT_STREQ(buf, "untouched");
         /* Below the first. */
-        ASSERT_RET(kallsyms_format_addr(k, 0xffffffff80000000ULL, buf, sizeof(buf)), 0);
-        ASSERT_STREQ(buf, "0xffffffff80000000");
-        /* Without kallsyms at all, and truncated to the buffer. */
-        ASSERT_RET(kallsyms_format_addr(NULL, 0xffffffff81000234ULL, buf, sizeof(buf)), 0);
-        ASSERT_STREQ(buf, "0xffffffff81000234");
+        ASSERT_RET(kallsyms_format_addr(k, 0xffffffff80000000ULL, buf, sizeof(buf)), -ENOENT);
+        /* Without kallsyms at all; then truncated to the buffer. */
+        ASSERT_RET(kallsyms_format_addr(NULL, 0xffffffff81000234ULL, buf, sizeof(buf)), -ENOENT);
+        ASSERT_STREQ(buf, "untouched");
         ASSERT_RET(kallsyms_format_addr(k, 0xffffffff81000234ULL, buf, 5), 0);
         ASSERT_STREQ(buf, "do_t");
 
@@ -116,10 +117,59 @@ static void test_missing_file(void) {
         ASSERT_NULL(k);
 }
 
+/* Read on first use; read again on request, not sooner than the interval
+ * allows; a failed read keeps the old table and is not retried sooner. */
+static void test_cache(void) {
+        _cleanup_free_ char *p = write_fixture("ffffffff81000000 T _stext\n"
+                                               "ffffffff81000200 T end_of_text\n");
+        KallsymsCache c = { .path = p, .min_interval_usec = 10 };
+        const Kallsyms *k;
+        char buf[64];
+        FILE *f;
+
+        ASSERT_RET(kallsyms_cache_get(&c, 100, &k), 0);
+        ASSERT_EQ(k->n, 2);
+        ASSERT_RET(kallsyms_format_addr(k, 0xffffffffa0000010ULL, buf, sizeof(buf)), -ENOENT);
+
+        /* A module is loaded. */
+        f = fopen(p, "a");
+        ASSERT_NOT_NULL(f);
+        fputs("ffffffffa0000000 t mod_fn\t[mymod]\nffffffffa0000100 t mod_end\t[mymod]\n", f);
+        fclose(f);
+        ASSERT_RET(kallsyms_cache_get(&c, 101, &k), 0);
+        ASSERT_EQ(k->n, 2);                                     /* no reason to read again */
+        ASSERT_RET(kallsyms_cache_refresh(&c, 105), 0);         /* too soon */
+        ASSERT_RET(kallsyms_cache_refresh(&c, 110), 1);
+        ASSERT_RET(kallsyms_cache_get(&c, 111, &k), 0);
+        ASSERT_EQ(k->n, 4);
+        ASSERT_RET(kallsyms_format_addr(k, 0xffffffffa0000010ULL, buf, sizeof(buf)), 0);
+        ASSERT_STREQ(buf, "mod_fn+0x10 [mymod]");
+
+        /* Unreadable now: the refresh fails, the table read before stays. */
+        ASSERT_EQ(unlink(p), 0);
+        ASSERT_RET(kallsyms_cache_refresh(&c, 200), -ENOENT);
+        ASSERT_RET(kallsyms_cache_get(&c, 201, &k), 0);
+        ASSERT_EQ(k->n, 4);
+        kallsyms_cache_done(&c);
+
+        /* Never readable: the error, and no new read before the interval. */
+        ASSERT_RET(kallsyms_cache_get(&c, 300, &k), -ENOENT);
+        f = fopen(p, "w");
+        ASSERT_NOT_NULL(f);
+        fputs("ffffffff81000000 T _stext\nffffffff81000200 T end_of_text\n", f);
+        fclose(f);
+        ASSERT_RET(kallsyms_cache_get(&c, 305, &k), -ENOENT);
+        ASSERT_RET(kallsyms_cache_get(&c, 310, &k), 0);
+        ASSERT_EQ(k->n, 2);
+        kallsyms_cache_done(&c);
+        unlink(p);
+}
+
 int main(void) {
         TEST_RUN(test_sizes_and_lookup);
         TEST_RUN(test_format_addr);
         TEST_RUN(test_hidden_addresses);
         TEST_RUN(test_missing_file);
+        TEST_RUN(test_cache);
         return 0;
 }
