@@ -73,8 +73,8 @@ int report_error(Transport *t, int r, const char *what);
 int report_inject_error(Transport *t, int r, const char *function);
 
 /* Connects through D-Bus or Varlink per the global options (Varlink when
- * this build has no D-Bus); on failure
- * prints why and returns the exit code as a negative number. */
+ * this build has no D-Bus); on failure prints why and returns the exit
+ * code as a negative number. */
 int connect_daemon(Transport **ret);
 
 /* Prints one JSON document (pretty on a TTY, one line otherwise, always
