@@ -32,6 +32,8 @@ packages=(
     qemu-system-x86 btrfs-progs e2fsprogs dbus polkitd pkexec socat util-linux
     systemd libcap2-bin
     procps iproute2 iputils-ping kmod jq python3 libglib2.0-bin
+    # the static shell of the image that holds nothing else (vm-client-static)
+    busybox-static
     # the fuzz suite (libFuzzer, clang's sanitizer runtimes: only recommended
     # by clang) and the daemon under valgrind (docs/sanitizers.md)
     libclang-rt-14-dev valgrind

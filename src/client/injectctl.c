@@ -90,9 +90,12 @@ static void help(void) {
                "                              and for inject while it holds)\n"
                "  --no-pager                  Do not pipe output into a pager (never does)\n"
                "  --no-ask-password           Do not let polkit ask for a password\n"
+               "  --bus                       Talk D-Bus on the system bus (the default;\n"
+               "                              not in injectctl-static, which speaks only\n"
+               "                              Varlink)\n"
                "  --varlink[=PATH]            Talk Varlink to PATH (default\n"
                "                              " INJECTD_VARLINK_ADDRESS ")\n"
-               "                              instead of D-Bus on the system bus\n"
+               "                              instead of D-Bus (injectctl-static's default)\n"
                "  -h --help                   Show this help\n"
                "     --version                Show the version\n"
                "\n"
@@ -130,6 +133,12 @@ int handle_global_option(int c, const char *optarg, char *const *argv) {
         case ARG_NO_ASK_PASSWORD:
                 arg_ask_password = false;
                 return -2;
+        case ARG_BUS:
+                if (!transport_bus_supported())
+                        return usage_error("--bus: this injectctl (injectctl-static) speaks only Varlink; "
+                                           "drop --bus, or use the dynamically linked injectctl for D-Bus");
+                arg_varlink = false;
+                return -2;
         case ARG_VARLINK:
                 arg_varlink = true;
                 if (optarg) {
@@ -142,7 +151,8 @@ int handle_global_option(int c, const char *optarg, char *const *argv) {
                 help();
                 return 0;
         case ARG_VERSION:
-                printf("injectctl %s\n", PROJECT_VERSION);
+                printf("injectctl %s%s\n", PROJECT_VERSION,
+                       transport_bus_supported() ? "" : " (static, Varlink only)");
                 return 0;
         case '?':
                 /* getopt printed nothing (opterr = 0): say it our way. */
@@ -339,6 +349,8 @@ int main(int argc, char **argv) {
         int c, r;
 
         log_set_target("stderr");
+        /* A build without D-Bus (injectctl-static) talks Varlink by default. */
+        arg_varlink = !transport_bus_supported();
         arg_color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR") && !(term && strcmp(term, "dumb") == 0);
 
         opterr = 0;

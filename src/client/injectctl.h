@@ -21,7 +21,7 @@
 extern bool arg_json;
 extern bool arg_no_pager;
 extern bool arg_ask_password;
-extern bool arg_varlink;
+extern bool arg_varlink;               /* --varlink, or a build without D-Bus */
 extern const char *arg_varlink_path;
 extern bool arg_color;
 
@@ -33,6 +33,7 @@ enum {
         ARG_NO_ASK_PASSWORD,
         ARG_VARLINK,
         ARG_VERSION,
+        ARG_BUS,
         ARG_ALL,                        /* --all, for parse_plain_options() */
         ARG_COMMAND_BASE = 0x200,       /* commands number their own from here */
 };
@@ -42,6 +43,7 @@ enum {
         { "no-pager",        no_argument,       NULL, ARG_NO_PAGER },           \
         { "no-ask-password", no_argument,       NULL, ARG_NO_ASK_PASSWORD },    \
         { "varlink",         optional_argument, NULL, ARG_VARLINK },            \
+        { "bus",             no_argument,       NULL, ARG_BUS },                \
         { "help",            no_argument,       NULL, 'h' },                    \
         { "version",         no_argument,       NULL, ARG_VERSION },            \
         {}
@@ -70,8 +72,9 @@ int report_error(Transport *t, int r, const char *what);
  * injectable functions with near names when it is not injectable. */
 int report_inject_error(Transport *t, int r, const char *function);
 
-/* Connects through D-Bus or Varlink per the global options; on failure
- * prints why and returns the exit code as a negative number. */
+/* Connects through D-Bus or Varlink per the global options (Varlink when
+ * this build has no D-Bus); on failure prints why and returns the exit
+ * code as a negative number. */
 int connect_daemon(Transport **ret);
 
 /* Prints one JSON document (pretty on a TTY, one line otherwise, always

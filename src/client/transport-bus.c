@@ -257,6 +257,10 @@ static void bus_done(Transport *t) {
 
 static const TransportOps bus_ops = TRANSPORT_OPS_INIT(bus);
 
+bool transport_bus_supported(void) {
+        return true;
+}
+
 int transport_open_bus(bool interactive, Transport **ret, char **reterr_message) {
         sd_bus *b = NULL;
         int r;

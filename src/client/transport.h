@@ -78,6 +78,13 @@ struct Transport {
         char *error_message;
 };
 
+/* Whether this build has the D-Bus transport. injectctl-static is built
+ * with transport-bus-none.c in place of transport-bus*.c, without
+ * libsystemd: it speaks only Varlink, and there transport_open_bus()
+ * returns -EPROTONOSUPPORT. Which transports a binary has is chosen by
+ * the sources it is built from; the commands ask here. */
+bool transport_bus_supported(void);
+
 /* D-Bus on the system bus. When injectd cannot be reached, returns
  * -EHOSTDOWN with a sentence saying how to start it in *reterr_message
  * (written on -EHOSTDOWN only). */

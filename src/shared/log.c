@@ -6,8 +6,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include <systemd/sd-journal.h>
-
+#include "log-journal.h"
 #include "log.h"
 
 #define JOURNAL_SOCKET "/run/systemd/journal/socket"
@@ -33,7 +32,7 @@ void log_set_target(const char *t) {
 bool log_to_journal(void) {
         if (target < 0)
                 target = access(JOURNAL_SOCKET, W_OK) == 0;
-        return target == 1;
+        return target == 1 && log_journal_supported();
 }
 
 static int normalize(int error) {
@@ -56,8 +55,7 @@ int log_internal(int level, int error, const char *fmt, ...) {
         va_end(ap);
 
         if (log_to_journal())
-                (void) sd_journal_send("MESSAGE=%s", msg, "PRIORITY=%i", level,
-                                       error ? "ERRNO=%i" : NULL, -error, NULL);
+                (void) log_journal_send(level, error, msg);
         else
                 fprintf(stderr, "%s\n", msg);
         errno = saved;
@@ -86,7 +84,7 @@ int log_struct(int level, const char *message, const char *const *fields) {
                 iov[1] = (struct iovec) { p, strlen(p) };
                 for (size_t i = 0; i < n; i++)
                         iov[i + 2] = (struct iovec) { (void *) fields[i], strlen(fields[i]) };
-                r = sd_journal_sendv(iov, (int) (n + 2));
+                r = log_journal_sendv(iov, n + 2);
                 free(iov);
                 free(m);
                 free(p);

@@ -7,7 +7,9 @@
  *
  *      return log_error_errno(r, "Failed to attach to '%s': %m", fn);
  *
- * %m expands to strerror(-r). */
+ * %m expands to strerror(-r). The journal is written through
+ * log-journal.c (libsystemd); a build with log-journal-none.c in its place
+ * (injectctl-static) logs only to stderr. */
 
 #include <stdarg.h>
 #include <stdbool.h>
