@@ -14,19 +14,6 @@
 #include "kallsyms.h"
 #include "test-util.h"
 
-static char *write_fixture(const char *text) {
-        char *p = strdup("/tmp/test-guards-XXXXXX");
-        int fd = mkstemp(p);
-        FILE *f;
-
-        if (fd < 0)
-                test_fail("mkstemp: %s", strerror(errno));
-        f = fdopen(fd, "w");
-        fputs(text, f);
-        fclose(f);
-        return p;
-}
-
 static void test_table(void) {
         const Guard *g;
 
@@ -50,15 +37,15 @@ static void test_table(void) {
 }
 
 static void test_resolve(void) {
-        _cleanup_free_ char *p = write_fixture(
+        _cleanup_free_ char *p = test_write_fixture("test-guards",
                 "ffffffff81000000 T _stext\n"
                 "ffffffff81000100 T kmem_cache_alloc\n"
                 "ffffffff82000040 t kmem_cache\t[mymod]\n"      /* a module's text: not it */
                 "ffffffff82345678 D kmem_cache\n");
-        _cleanup_free_ char *hidden = write_fixture(
+        _cleanup_free_ char *hidden = test_write_fixture("test-guards",
                 "0000000000000000 T _stext\n"
                 "0000000000000000 D kmem_cache\n");
-        _cleanup_free_ char *none = write_fixture("ffffffff81000000 T _stext\n");
+        _cleanup_free_ char *none = test_write_fixture("test-guards", "ffffffff81000000 T _stext\n");
         uint64_t a = 1;
 
         ASSERT_RET(guard_resolve(guard_find("should_failslab"), p, &a), 0);

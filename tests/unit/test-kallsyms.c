@@ -11,21 +11,8 @@
 #include "kallsyms.h"
 #include "test-util.h"
 
-static char *write_fixture(const char *text) {
-        char *p = strdup("/tmp/test-kallsyms-XXXXXX");
-        int fd = mkstemp(p);
-        FILE *f;
-
-        if (fd < 0)
-                test_fail("mkstemp: %s", strerror(errno));
-        f = fdopen(fd, "w");
-        fputs(text, f);
-        fclose(f);
-        return p;
-}
-
 static void test_sizes_and_lookup(void) {
-        _cleanup_free_ char *p = write_fixture(
+        _cleanup_free_ char *p = test_write_fixture("test-kallsyms",
                 "ffffffff81000000 T _stext\n"
                 "ffffffff81000100 t helper_a\n"
                 "ffffffff81000100 t helper_a_alias\n"
@@ -68,7 +55,7 @@ static void test_sizes_and_lookup(void) {
 }
 
 static void test_format_addr(void) {
-        _cleanup_free_ char *p = write_fixture(
+        _cleanup_free_ char *p = test_write_fixture("test-kallsyms",
                 "ffffffff81000000 T _stext\n"
                 "ffffffff81000200 T do_thing\n"
                 "ffffffff81000300 T end_of_text\n"
@@ -100,7 +87,7 @@ static void test_format_addr(void) {
 }
 
 static void test_hidden_addresses(void) {
-        _cleanup_free_ char *p = write_fixture(
+        _cleanup_free_ char *p = test_write_fixture("test-kallsyms",
                 "0000000000000000 T _stext\n"
                 "0000000000000000 T do_thing\n");
         Kallsyms *k = NULL;
@@ -120,7 +107,7 @@ static void test_missing_file(void) {
 /* Read on first use; read again on request, not sooner than the interval
  * allows; a failed read keeps the old table and is not retried sooner. */
 static void test_cache(void) {
-        _cleanup_free_ char *p = write_fixture("ffffffff81000000 T _stext\n"
+        _cleanup_free_ char *p = test_write_fixture("test-kallsyms", "ffffffff81000000 T _stext\n"
                                                "ffffffff81000200 T end_of_text\n");
         KallsymsCache c = { .path = p, .min_interval_usec = 10 };
         const Kallsyms *k;

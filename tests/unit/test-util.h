@@ -5,12 +5,14 @@
  * was expected and what was seen, then exits 1 (meson: fail). A test that
  * cannot run exits 77 (meson: skip) after saying why. */
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define EXIT_TEST_SKIP 77
 
@@ -32,6 +34,24 @@ static inline const char *test_ret_str(char *buf, size_t n, intmax_t v) {
                         __FILE__, __LINE__, __VA_ARGS__);                       \
                 exit(EXIT_FAILURE);                                             \
         } while (false)
+
+/* Writes text to a new file /tmp/NAME-XXXXXX and returns its path (free
+ * and unlink it), for tests that read a file such as /proc/kallsyms. */
+static inline char *test_write_fixture(const char *name, const char *text) {
+        char *p;
+        FILE *f;
+        int fd;
+
+        if (asprintf(&p, "/tmp/%s-XXXXXX", name) < 0)
+                test_fail("%s", "asprintf: out of memory");
+        fd = mkstemp(p);
+        if (fd < 0)
+                test_fail("mkstemp: %s", strerror(errno));
+        f = fdopen(fd, "w");
+        if (!f || fputs(text, f) < 0 || fclose(f) != 0)
+                test_fail("writing '%s': %s", p, strerror(errno));
+        return p;
+}
 
 #define ASSERT_EQ(expr, expected)                                               \
         do {                                                                    \
