@@ -35,7 +35,7 @@ for backend in fmod_ret kprobe; do
     loop=$BG_PID
     wait_until 60 grep -q '^ready' "$err"
 
-    id=$(as alice "$INJECTCTL" inject __x64_sys_openat --error ENOENT --pid "$loop" --backend "$backend" \
+    id=$(as alice "$INJECTCTL" inject should_failslab --error ENOMEM --pid "$loop" --backend "$backend" \
         --for 10min --detach)
     [[ -n $id ]] || fail "alice could not arm should_failslab on her loop"
 
