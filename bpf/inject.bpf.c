@@ -115,8 +115,12 @@ static __always_inline int comm_matches(const struct inject_slot *slot)
  * which bounds the effective set and holds the ambient one, and which a
  * task can raise to effective at will; effective is read as well, so a
  * kernel bug that broke that rule would still not let a fault through.
- * The inheritable set grants nothing by itself. A failed read spares the
- * task. */
+ * The inheritable set grants nothing by itself. Capabilities count only in
+ * the initial user namespace: a task's capabilities hold in its own user
+ * namespace and below, and one the user made (unshare -r, rootless podman,
+ * whose root is the user) holds nothing of anyone else's, so a container's
+ * root is failed like the user's other processes. A failed read spares the
+ * task (level reads 0). */
 static __always_inline int creds_match(__u32 uid)
 {
         struct task_struct *t = (void *) bpf_get_current_task();
@@ -131,6 +135,8 @@ static __always_inline int creds_match(__u32 uid)
         if (BPF_CORE_READ(c, egid.val) != gid || BPF_CORE_READ(c, sgid.val) != gid ||
             BPF_CORE_READ(c, fsgid.val) != gid)
                 return 0;
+        if (BPF_CORE_READ(c, user_ns, level) > 0)
+                return 1;
         if (BPF_CORE_READ_INTO(&perm, c, cap_permitted) < 0 || BPF_CORE_READ_INTO(&eff, c, cap_effective) < 0)
                 return 0;
         return !(perm.cap[0] | perm.cap[1] | eff.cap[0] | eff.cap[1]);

@@ -27,6 +27,10 @@ typedef struct {
         __u32 cap[2];
 } kernel_cap_t;
 
+struct user_namespace {
+        int level;
+} __attribute__((preserve_access_index));
+
 struct cred {
         kuid_t uid;
         kgid_t gid;
@@ -38,6 +42,7 @@ struct cred {
         kgid_t fsgid;
         kernel_cap_t cap_permitted;
         kernel_cap_t cap_effective;
+        struct user_namespace *user_ns;
 } __attribute__((preserve_access_index));
 
 struct task_struct {
