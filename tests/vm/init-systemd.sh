@@ -105,7 +105,7 @@ SYSTEMD_OFFLINE=1 systemctl enable injectd.socket >>"$install_log" 2>&1 ||
 # And no LeakSanitizer: at exit it needs ptrace(2), which the unit's system
 # call filter refuses, as it should. The same daemon binary is leak-checked
 # by every scenario that runs it outside systemd.
-if ldd /usr/libexec/injectd 2>/dev/null | grep -q libasan; then
+if ldd /usr/libexec/injectd 2>/dev/null | grep libasan >/dev/null; then
     mkdir -p /etc/systemd/system/injectd.service.d &&
         cat >/etc/systemd/system/injectd.service.d/50-sanitizers.conf <<EOF || install_failed "cannot write the sanitizer drop-in"
 [Service]

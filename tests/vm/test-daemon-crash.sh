@@ -82,7 +82,7 @@ done
 adopted=$(new_log | sed -n 's/.*event=adopted id=\([0-9a-f]*\) .*/\1/p' | sort)
 assert_eq "$(printf '%s\n' "${survivors[@]}" | sort)" "$adopted" "injections adopted"
 # The expired one was dropped at start, as expired.
-new_log | grep -q "event=removed id=$short .*reason=expired" || fail "no 'expired' removal of $short: $(new_log)"
+new_log | grep "event=removed id=$short .*reason=expired" >/dev/null || fail "no 'expired' removal of $short: $(new_log)"
 # The load's injections, whose requesters are gone, were removed too; each
 # armed one once, with an audit line.
 for id in $(comm -23 <(echo "$pinned") <(printf '%s\n' "${survivors[@]}" "$short" | sort)); do

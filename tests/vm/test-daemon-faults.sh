@@ -71,7 +71,7 @@ at_exit restore_policy
 ln -s policy.d /etc/injectd/policy.d
 log_from=$(($(wc -c <"$DAEMON_LOG") + 1))
 vl_root org.injectd.Injector.ReloadPolicy >/dev/null
-grep_log() { tail -c +"$log_from" "$DAEMON_LOG" | grep -q "$1"; }
+grep_log() { tail -c +"$log_from" "$DAEMON_LOG" | grep -- "$1" >/dev/null; }
 wait_until 5 grep_log "/etc/injectd/policy.d.*cannot open directory: Too many levels of symbolic links"
 out=$(vl alice org.injectd.Injector.Inject "$ALICE_REQ" || true)
 expect_error "$out" UserNotInPolicy ""

@@ -49,7 +49,7 @@ assert_eq active "$(unit_state injectd.service)" "injectd.service after the firs
 # injectd is the first service activated since boot).
 if ! activation=$(journal_since boot -u dbus.service |
     grep -E "Activating (via systemd|systemd to hand-off): service name='org.injectd.Injector1'"); then
-    journal_since boot -u injectd.socket | grep -q "Incoming traffic" &&
+    journal_since boot -u injectd.socket | grep "Incoming traffic" >/dev/null &&
         fail "injectd.service was started by its Varlink socket (injectd.socket saw incoming traffic), not by D-Bus activation"
     fail "dbus-daemon did not log activating org.injectd.Injector1 through systemd"
 fi

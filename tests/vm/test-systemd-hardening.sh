@@ -103,7 +103,7 @@ release_loop() {
 # here and from inside the service's mount namespace.
 pins() { (cd /sys/fs/bpf/injectd 2>/dev/null && find . -mindepth 1 | sort) || true; }
 pins_inside() { nsenter -t "$pid" -m sh -c 'cd /sys/fs/bpf/injectd 2>/dev/null && find . -mindepth 1 | sort' || true; }
-no_site_pins() { ! pins | grep -q '^./sites/.'; }
+no_site_pins() { ! pins | grep '^./sites/.' >/dev/null; }
 
 for backend in kprobe fmod_ret; do
     log "a $backend injection from the hardened service; its pins from outside"

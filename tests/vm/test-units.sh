@@ -102,7 +102,7 @@ EOF
 # scenario at finish. No LeakSanitizer here: it needs ptrace(2) at exit,
 # which the unit's system call filter refuses. The same binaries are
 # leak-checked by the scenarios that run them outside the unit.
-if ldd "$INJECTD" | grep -q libasan; then
+if ldd "$INJECTD" | grep libasan >/dev/null; then
     cat >/etc/systemd/system/injectd.service.d/50-sanitizers.conf <<'EOF'
 [Service]
 Environment=ASAN_OPTIONS=halt_on_error=1:print_stacktrace=1:detect_leaks=0:log_path=/run/injectd/sanitizer-asan
