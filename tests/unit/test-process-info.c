@@ -174,6 +174,16 @@ static void test_nested_namespaces(void) {
         waitpid(b, NULL, 0);
 }
 
+/* Lets the child that waits on q go, reaps it, and closes both pipes. */
+static void release_child(pid_t pid, int p[2], int q[2]) {
+        (void) write(q[1], "x", 1);
+        waitpid(pid, NULL, 0);
+        close(p[0]);
+        close(p[1]);
+        close(q[0]);
+        close(q[1]);
+}
+
 static void test_caller_privileged(void) {
         ProcStatus st;
         bool userns, pidns;
@@ -219,12 +229,7 @@ static void test_caller_privileged(void) {
         ASSERT_EQ(c.uid, 0u);
         ASSERT_FALSE(c.privileged);
         caller_done(&c);
-        (void) write(q[1], "x", 1);
-        waitpid(pid, NULL, 0);
-        close(p[0]);
-        close(p[1]);
-        close(q[0]);
-        close(q[1]);
+        release_child(pid, p, q);
 }
 
 /* A child of another uid: its /proc files are its own while dumpable, and
@@ -257,12 +262,7 @@ static void test_dump_owner(void) {
                 ASSERT_EQ(read(p[0], &x, 1), 1);
                 ASSERT_OK(proc_dump_owner(pid, &owner));
                 ASSERT_EQ(owner, dumpable ? 65534u : 0u);
-                (void) write(q[1], "x", 1);
-                waitpid(pid, NULL, 0);
-                close(p[0]);
-                close(p[1]);
-                close(q[0]);
-                close(q[1]);
+                release_child(pid, p, q);
         }
 }
 
