@@ -34,6 +34,13 @@ packages=(
     procps iproute2 iputils-ping kmod jq python3 libglib2.0-bin
     # the static shell of the image that holds nothing else (vm-client-static)
     busybox-static
+    # the real container runtimes of vm-containers (tests/vm/lib-containers.sh):
+    # podman with crun (its first choice of runtime; conmon, containers-common
+    # and runc come as dependencies) and netavark (containers-common needs a
+    # network stack, even for --network=none); uidmap's setuid newuidmap and
+    # newgidmap for rootless podman; docker.io (pulls containerd, runc and
+    # tini); systemd-container for systemd-nspawn
+    podman crun netavark uidmap docker.io systemd-container
     # the fuzz suite (libFuzzer, clang's sanitizer runtimes: only recommended
     # by clang) and the daemon under valgrind (docs/sanitizers.md)
     libclang-rt-14-dev valgrind
