@@ -215,3 +215,113 @@ podman_prepare() {
 
 # _kill_quietly PID: for at_exit, when PID has most likely exited already.
 _kill_quietly() { kill "$1" 2>/dev/null || true; }
+
+# ---------------------------------------------------------------- root
+
+# grant_container_root: the policy grant a rootful container's job needs.
+# Its root is uid 0 on the host without CAP_SYS_ADMIN, CAP_BPF or
+# CAP_PERFMON (neither podman nor docker give those by default), so the
+# daemon treats it as an ordinary caller (docs/security.md), and root is in
+# no default rule. An administrator grants it what the jobs need, for their
+# own processes only. This is the grant by user that exists today: once the
+# policy can match the caller's cgroup path, the rule should also name the
+# runtime's container cgroups (here, with cgroupfs, /docker/* and
+# /libpod_parent/libpod-*; under systemd, docker-*.scope and
+# libpod-*.scope), so that root outside containers is not granted it.
+# Call before start_injectd.
+grant_container_root() {
+    mkdir -p /etc/injectd/policy.d
+    cat >/etc/injectd/policy.d/60-container-root.json <<'JSON'
+{
+  "rules": [
+    {
+      "name": "container-root-getpgid",
+      "description": "Root in a rootful container (not privileged: no CAP_SYS_ADMIN) may fail getpgid() with EACCES in its own processes.",
+      "users": ["root"],
+      "functions": ["__x64_sys_getpgid"],
+      "errors": ["EACCES"],
+      "scopes": ["process"],
+      "max-duration": "10min",
+      "max-active": 4
+    }
+  ]
+}
+JSON
+    chmod 0644 /etc/injectd/policy.d/60-container-root.json
+}
+
+# ---------------------------------------------------------------- docker
+
+DOCKER_DATA=/tmp/docker-data
+
+# start_dockerd: dockerd, which starts its own containerd, with its data
+# on a tmpfs, vfs storage, cgroupfs and no networking of its own (no
+# bridge, no iptables: the kernel has neither veth nor bridge); waits
+# until it answers. Stopped, with everything it made, when the scenario
+# ends.
+start_dockerd() {
+    mkdir -p "$DOCKER_DATA"
+    dockerd --data-root="$DOCKER_DATA" --storage-driver=vfs \
+        --iptables=false --ip6tables=false --bridge=none \
+        --exec-opt native.cgroupdriver=cgroupfs >"$DAEMON_WORK/dockerd.log" 2>&1 &
+    DOCKERD_PID=$!
+    at_exit _stop_dockerd
+    log "waiting for dockerd"
+    wait_until "$CONTAINER_TIMEOUT" docker info
+}
+
+_stop_dockerd() {
+    local ids
+    ids=$(docker ps --all --quiet 2>/dev/null) || true
+    if [[ -n $ids ]]; then
+        # shellcheck disable=SC2086 # a list of ids
+        docker rm --force $ids >/dev/null
+    fi
+    kill "$DOCKERD_PID" 2>/dev/null
+    wait "$DOCKERD_PID" 2>/dev/null
+    if _failed; then
+        log "dockerd's log:"
+        tail -n 30 "$DAEMON_WORK/dockerd.log" | sed 's/^/  | /' >&2
+    fi
+    rm -rf "$DOCKER_DATA"
+}
+
+# ---------------------------------------------------------------- capabilities
+
+# In a rootful container (podman as root, Docker) the job's root is the
+# host's uid 0 holding the runtime's default capabilities (CHOWN,
+# DAC_OVERRIDE, SETUID, ... but not SYS_ADMIN, BPF or PERFMON) in the
+# initial user namespace. The daemon lets it arm a fault on its own
+# processes (it is not privileged, and the policy grants root), but the
+# BPF program spares every task that holds any capability in the initial
+# user namespace (bpf/inject.bpf.c, creds_match: failing a call in a
+# program that holds more than the user's own credentials is how a fault
+# becomes a privilege escalation). So the fault is armed and never fires.
+# A rootful job must run its tests without capabilities: --cap-drop=all
+# (or as a non-root --user). The rootful scenarios' ctr_run drops them
+# all unless CTR_CAPS=default; ctr_check_caps shows both sides.
+
+# cap_eff CMD-PREFIX...: the effective capabilities of a shell in a
+# container (busybox's sh has no grep: its own read loop).
+CAP_EFF_SCRIPT='while read -r k v; do if [ "$k" = CapEff: ]; then echo "$v"; fi; done </proc/self/status'
+
+ctr_check_caps() {
+    local work=$1 caps out rc=0 summary
+    caps=$(CTR_CAPS=default ctr_run caps-default /bin/sh -c "$CAP_EFF_SCRIPT")
+    [[ $caps =~ ^[0-9a-f]{16}$ ]] || fail "CapEff in a container with the default capabilities: expected 16 hex digits, saw '$caps'"
+    if (((0x$caps >> 21) & 1)); then
+        fail "root in a container with $CTR_WHO's default capabilities: expected no CAP_SYS_ADMIN (bit 21), saw CapEff $caps"
+    fi
+    ((0x$caps != 0)) || fail "root in a container with $CTR_WHO's default capabilities: expected some, saw CapEff $caps"
+    assert_eq 0000000000000000 "$(ctr_run caps-none /bin/sh -c "$CAP_EFF_SCRIPT")" \
+        "CapEff in a container started with --cap-drop=all"
+
+    log "root with the default capabilities (CapEff $caps) arms the fault, which spares it"
+    out=$(CTR_CAPS=default ctr_run spared /bin/injectctl run --fail "$FAULT" -- /bin/getpgid-report 3 \
+        2>"$work/spared.err") || rc=$?
+    assert_eq 0 "$rc" "exit status of run with the default capabilities (stderr: $(cat "$work/spared.err"))"
+    assert_eq "ok ok ok" "$out" "getpgid() of root holding capabilities, under its own armed fault (spared)"
+    summary=$(grep __x64_sys_getpgid "$work/spared.err") || fail "run: no summary in '$(cat "$work/spared.err")'"
+    assert_eq 0 "$(awk '{print $3}' <<<"$summary")" "faults injected into root holding capabilities, in run's summary"
+    assert_eq 0 "$(injections_left)" "injections after the spared run"
+}

@@ -1,3 +1,65 @@
 #!/bin/bash
+# Rootful podman (issue 14, item 4; acceptance 1, 2, 4, 5): root's job
+# container asks the host's daemon for a fault through the Varlink socket
+# bind-mounted read-write, the only host path it gets, with the static
+# client in an image that holds nothing else but a shell and the test
+# program; exactly its second getpgid() fails, while root outside the
+# container and a second container of root's are untouched; sweep works
+# there as on the host.
+#
+# How rootful podman runs in the plain VM (no systemd, no network):
+# /etc/containers/storage.conf with driver vfs and the graph root on /tmp
+# (a tmpfs: overlay cannot stack on the 9p root's overlay),
+# containers.conf with cgroup_manager cgroupfs and events_logger file.
+# Each container: podman run --rm -i --network=none -v SOCKET:SOCKET IMAGE
+# CMD. The container's root is the host's uid 0 without CAP_SYS_ADMIN, an
+# ordinary caller to the daemon: grant_container_root writes the policy
+# rule an administrator would (lib-containers.sh).
+#
+# The job runs with --cap-drop=all: root holding the runtime's default
+# capabilities in the initial user namespace arms its fault but is spared
+# by it, as every task holding a capability there is (ctr_check_caps,
+# lib-containers.sh, shows both).
 . "$(dirname "$0")/lib.sh"
-fail "not written yet"
+. "$(dirname "$0")/lib-daemon.sh"
+. "$(dirname "$0")/lib-containers.sh"
+
+daemon_setup
+grant_container_root
+start_injectd
+
+work=$(mktemp -d /tmp/containers.XXXXXX)
+at_exit rm -rf "$work"
+
+podman_prepare root
+_podman_cleanup() {
+    podman rm --force --all >/dev/null 2>&1
+    podman system reset --force >/dev/null 2>&1
+    rm -rf /tmp/podman-graph-root /run/podman-run-root
+}
+at_exit _podman_cleanup
+
+make_image_root "$work/root"
+assert_eq "./bin/getpgid-report ./bin/injectctl ./bin/sh ./etc/os-release" "$(image_files "$work/root")" \
+    "acceptance 5: the files of the image"
+make_image_tar "$work/root" "$work/image.tar"
+log "podman import, rootful"
+podman import --quiet "$work/image.tar" "$IMAGE" >/dev/null
+
+CTR_WHO="root, rootful podman"
+ctr_run() {
+    local name=$1
+    shift
+    local caps=(--cap-drop=all)
+    [[ ${CTR_CAPS:-} != default ]] || caps=()
+    podman run --rm -i --name "$name" --network=none "${caps[@]}" -v "$SOCKET:$SOCKET" "$IMAGE" "$@"
+}
+# Root outside, without capabilities like the job (an empty bounding set:
+# exec gives uid 0 no capability then), so that only the scope spares it.
+host_user() { setpriv --bounding-set=-all --inh-caps=-all -- "$@"; }
+
+
+ctr_check_caps "$work"
+ctr_checks "$work"
+
+finish
