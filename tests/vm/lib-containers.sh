@@ -99,9 +99,12 @@ EOF
 # The fault of acceptance 1, and what getpgid-report 3 prints under it.
 FAULT='__x64_sys_getpgid:EACCES,after=1,times=1'
 
-# Why acceptance 1 and 4 can fail today: named in every failure of a
-# `run` or `sweep` refused inside a container.
-IDENTITY_HINT="the container has a pid namespace of its own, so the client must name its child by pidfd and the daemon translate it (issue 14 item 1, the identity work of branch h-identity); until that is merged, the daemon reads the container's pid number as a host pid and refuses or misplaces the request"
+# What `run` and `sweep` inside a container depend on, named in their
+# failures: the container has a pid namespace of its own, and the client
+# names its child there. Today the daemon translates that number through
+# the caller's pid namespace (NSpid, src/daemon/scope-resolve.c); issue 14
+# item 1 moves the client to a pidfd (the identity work).
+IDENTITY_HINT="the job's child is named from the container's own pid namespace: the client's pid number (or pidfd) and the daemon's translation of it (issue 14 item 1, src/daemon/scope-resolve.c) decide whether it is found as the caller's own process"
 
 # wait_line_or_exit SECS FILE LINE PID: wait until FILE holds the line
 # LINE (0) or PID has exited without writing it (1).
@@ -118,7 +121,7 @@ wait_line_or_exit() {
 # ctr_checks WORK: acceptance 1, 2, 4 and 5 for one runtime. WORK is a
 # scratch directory of the scenario's.
 ctr_checks() {
-    local work=$1 rc out err summary doc host_doc
+    local work=$1 rc out summary doc host_doc list
 
     # ---- acceptance 5: the image and the client in it.
     out=$(ctr_run probe /bin/injectctl --version)
@@ -185,6 +188,7 @@ ctr_checks() {
 
 # ---------------------------------------------------------------- podman
 
+# shellcheck disable=SC2034 # used by the scenarios
 IMAGE=localhost/injectd-job
 
 # podman_prepare USER: storage and engine configuration for podman run by
