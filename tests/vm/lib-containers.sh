@@ -276,6 +276,7 @@ start_dockerd() {
 
 _stop_dockerd() {
     local ids
+    [[ -n ${DOCKERD_PID:-} ]] || return 0
     ids=$(docker ps --all --quiet 2>/dev/null) || true
     if [[ -n $ids ]]; then
         # shellcheck disable=SC2086 # a list of ids
@@ -288,6 +289,7 @@ _stop_dockerd() {
         tail -n 30 "$DAEMON_WORK/dockerd.log" | sed 's/^/  | /' >&2
     fi
     rm -rf "$DOCKER_DATA"
+    DOCKERD_PID=
 }
 
 # ---------------------------------------------------------------- capabilities
@@ -328,4 +330,19 @@ ctr_check_caps() {
     summary=$(grep __x64_sys_getpgid "$work/spared.err") || fail "run: no summary in '$(cat "$work/spared.err")'"
     assert_eq 0 "$(awk '{print $3}' <<<"$summary")" "faults injected into root holding capabilities, in run's summary"
     assert_eq 0 "$(injections_left)" "injections after the spared run"
+}
+
+# ---------------------------------------------------------------- leftovers
+
+# assert_no_process WHAT PGREP-ARGS...: after a scenario's teardown, no
+# process matches (pgrep's words); a process that was just killed may take
+# a moment to go, so this waits up to 30 s for the list to empty.
+assert_no_process() {
+    local what=$1 left i
+    shift
+    for ((i = 0; i < 300; i++)); do
+        left=$(pgrep -a "$@") || return 0
+        sleep 0.1
+    done
+    fail "expected no $what left after the teardown, saw: ${left//$'\n'/; }"
 }

@@ -58,4 +58,8 @@ host_user() { setpriv --bounding-set=-all --inh-caps=-all -- "$@"; }
 ctr_check_caps "$work"
 ctr_checks "$work"
 
+assert_eq "" "$(docker ps --all --quiet)" "containers left"
+_stop_dockerd
+assert_no_process "dockerd, containerd or shim" -f '^(dockerd|containerd)( |$)|containerd-shim'
+
 finish

@@ -84,4 +84,6 @@ assert_eq "0 $NSPAWN_BASE 65536" "$(ctr_run probe /bin/sh -c 'read -r a b c </pr
 
 ctr_checks "$work"
 
+assert_no_process "systemd-nspawn" -x systemd-nspawn
+
 finish

@@ -32,7 +32,11 @@ work=$(mktemp -d /tmp/containers.XXXXXX)
 at_exit rm -rf "$work"
 
 podman_prepare root
+# Once: the scenario's teardown, or at exit if it stopped earlier (a second
+# podman command would start the rootless pause process again).
 _podman_cleanup() {
+    [[ ! -e $work/cleaned ]] || return 0
+    : >"$work/cleaned"
     podman rm --force --all >/dev/null 2>&1
     podman system reset --force >/dev/null 2>&1
     rm -rf /tmp/podman-graph-root /run/podman-run-root
@@ -61,5 +65,9 @@ host_user() { setpriv --bounding-set=-all --inh-caps=-all -- "$@"; }
 
 ctr_check_caps "$work"
 ctr_checks "$work"
+
+assert_eq "" "$(podman ps --all --quiet)" "containers left"
+_podman_cleanup
+assert_no_process "conmon" -x conmon
 
 finish

@@ -40,7 +40,11 @@ apodman() {
     as alice env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/home/alice USER=alice LOGNAME=alice \
         XDG_RUNTIME_DIR="/run/user/$alice_uid" podman "$@"
 }
+# Once: the scenario's teardown, or at exit if it stopped earlier (a second
+# podman command would start the rootless pause process again).
 _podman_cleanup() {
+    [[ ! -e $work/cleaned ]] || return 0
+    : >"$work/cleaned"
     apodman rm --force --all >/dev/null 2>&1
     apodman system reset --force >/dev/null 2>&1
     # podman's rootless pause process holds her user namespace.
@@ -67,5 +71,9 @@ ctr_run() {
 host_user() { as alice "$@"; }
 
 ctr_checks "$work"
+
+# Nothing of alice's is left: no container, no conmon, no pause process.
+_podman_cleanup
+assert_no_process "process of alice's (podman's pause process, conmon, a container)" -u alice
 
 finish
