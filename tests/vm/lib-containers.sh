@@ -9,8 +9,8 @@
 #   - Storage on a tmpfs (/tmp): the root is an overlay over 9p, and the
 #     overlay driver cannot stack on that. vfs is used everywhere: the image
 #     is a few megabytes, so copying it per container costs nothing.
-#   - No systemd: podman gets --cgroup-manager=cgroupfs and
-#     --events-backend=file; dockerd native.cgroupdriver=cgroupfs;
+#   - No systemd: podman's containers.conf says cgroup_manager cgroupfs and
+#     events_logger file; dockerd native.cgroupdriver=cgroupfs;
 #     systemd-nspawn --register=no --keep-unit (no machined, no manager to
 #     ask for a scope).
 #   - No veth, no bridge: --network=none (podman, docker),
@@ -57,8 +57,8 @@ make_image_tar() {
 
 # ---------------------------------------------------------------- podman
 
-# podman_storage_conf USER GRAPHROOT RUNROOT: the storage.conf podman reads
-# (rootless: ~/.config/containers; rootful: CONTAINERS_STORAGE_CONF).
+# write_storage_conf FILE GRAPHROOT RUNROOT: a storage.conf for podman,
+# driver vfs.
 write_storage_conf() {
     local file=$1 graph=$2 run=$3
     mkdir -p "$(dirname "$file")"
@@ -70,6 +70,8 @@ runroot = "$run"
 EOF
 }
 
+# write_containers_conf FILE: a containers.conf for podman without systemd
+# (cgroupfs, events to a file) and without a network by default.
 write_containers_conf() {
     local file=$1
     mkdir -p "$(dirname "$file")"
@@ -96,7 +98,8 @@ EOF
 # is for a line in a file or a process to exit, with a timeout that only
 # ends a run that is stuck (CONTAINER_TIMEOUT).
 
-# The fault of acceptance 1, and what getpgid-report 3 prints under it.
+# The fault of acceptance 1: getpgid-report 3 under it prints
+# "ok EACCES ok".
 FAULT='__x64_sys_getpgid:EACCES,after=1,times=1'
 
 # What `run` and `sweep` inside a container depend on, named in their
