@@ -53,6 +53,9 @@ PolicyRule *policy_rule_free(PolicyRule *r) {
         free(r->file);
         free(r->uids);
         free(r->gids);
+        for (size_t i = 0; i < r->n_cgroups; i++)
+                free(r->cgroups[i]);
+        free(r->cgroups);
         for (size_t i = 0; i < r->n_functions; i++)
                 free(r->functions[i]);
         free(r->functions);
