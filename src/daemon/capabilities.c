@@ -187,6 +187,7 @@ static json_object *rules_json(Manager *m, const Caller *c) {
                                      .groups = c->groups,
                                      .n_groups = c->n_groups > 0 ? (size_t) c->n_groups : 0,
                                      .user_name = c->user_name,
+                                     .cgroup = c->cgroup,
                              }, &rules, &n) >= 0)
                 for (size_t i = 0; i < n; i++)
                         if (json_append(a, rule_json(rules[i])) < 0)
