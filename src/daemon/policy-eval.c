@@ -232,6 +232,10 @@ static void decision_describe(PolicyDecision *d, const PolicyRule *rule, const P
                         (void) snprintf(d->message, sizeof(d->message),
                                         "Policy rule '%s' denies %s making '%s' fail.",
                                         rule->name, subject_label(s, who, sizeof(who)), q->function);
+                else if (d->by_cgroup)
+                        (void) snprintf(d->message, sizeof(d->message),
+                                        "No policy rule lets %s make '%s' fail from cgroup '%s'.",
+                                        subject_label(s, who, sizeof(who)), q->function, cgroup_label(s));
                 else
                         (void) snprintf(d->message, sizeof(d->message),
                                         "No policy rule lets %s make '%s' fail.",
@@ -286,7 +290,9 @@ static const PolicyRule *deny_rule_for(const Policy *p, const PolicySubject *s, 
 int policy_check(const Policy *p, const PolicySubject *s, const PolicyRequest *q, PolicyDecision *ret) {
         PolicyDenial best = POLICY_DENIAL_USER;
         const PolicyRule *best_rule = NULL, *deny;
-        bool cgroup_excluded = false;
+        /* Rules that name the subject but not from its cgroup: any, and
+         * any for this function. A refusal then says where. */
+        bool cgroup_excluded = false, cgroup_excluded_function = false;
         PolicyDecision d = {};
 
         if (!p || !s || !q || !ret || !q->function || q->function[0] == '\0' ||
@@ -308,6 +314,7 @@ int policy_check(const Policy *p, const PolicySubject *s, const PolicyRequest *q
                         continue;
                 if (!rule_matches_cgroup(r, s)) {
                         cgroup_excluded = true;
+                        cgroup_excluded_function = cgroup_excluded_function || rule_matches_function(r, q->function);
                         continue;
                 }
 
@@ -335,7 +342,11 @@ int policy_check(const Policy *p, const PolicySubject *s, const PolicyRequest *q
         /* Only these name one rule; for the others no single rule refused. */
         if (best_rule && (best != POLICY_DENIAL_FUNCTION || best_rule->deny))
                 (void) snprintf(d.rule, sizeof(d.rule), "%s", best_rule->name);
-        d.by_cgroup = d.rule[0] ? best_rule->n_cgroups > 0 : best == POLICY_DENIAL_USER && cgroup_excluded;
+        if (d.rule[0])
+                d.by_cgroup = best_rule->n_cgroups > 0;
+        else
+                d.by_cgroup = (best == POLICY_DENIAL_USER && cgroup_excluded) ||
+                              (best == POLICY_DENIAL_FUNCTION && cgroup_excluded_function);
 
         if (d.allowed) {
                 d.max_active = best_rule->max_active;

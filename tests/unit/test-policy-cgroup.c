@@ -379,6 +379,10 @@ static void test_grant_by_cgroup(void) {
 
         /* A rule without "cgroups" applies anywhere, an unknown cgroup too,
          * and the cgroup did not decide. */
+        assert_denied(check(p, subject(1001, "carol", "/user.slice/user-1001.slice/session-2.scope"),
+                            "__x64_sys_kill", EIO),
+                      POLICY_DENIAL_FUNCTION, "no-1001-kill", false,
+                      "Policy rule 'no-1001-kill' denies user 'carol' making '__x64_sys_kill' fail.");
         assert_allowed(check(p, subject(1001, "carol", "/user.slice/user-1001.slice/session-2.scope"), "vfs_read",
                              EIO), "anywhere-1001", false);
         assert_allowed(check(p, subject(1001, "carol", NULL), "vfs_read", EIO), "anywhere-1001", false);
@@ -427,6 +431,28 @@ static void test_lookalikes_refused(void) {
         assert_denied(check(p, subject(1000, "alice", NULL), "__x64_sys_getpgid", EACCES),
                       POLICY_DENIAL_USER, "", true,
                       "No policy rule lets user 'alice' inject faults from cgroup '(unknown)'.");
+
+        /* A rule for the function only from Docker's scopes, and one for
+         * the user for another function: the refusal says where she was. */
+        {
+                Policy *q = load_text(
+                        "{ \"rules\": [\n"
+                        "  { \"name\": \"docker\", \"users\": [\"*\"], \"cgroups\": [\"/system.slice/docker-*.scope\"],\n"
+                        "    \"functions\": [\"g\"], \"errors\": [\"EIO\"], \"scopes\": [\"cgroup\"],\n"
+                        "    \"max-duration\": \"1min\", \"max-active\": 1 },\n"
+                        "  { \"name\": \"other\", \"users\": [7], \"functions\": [\"f\"], \"errors\": [\"EIO\"],\n"
+                        "    \"scopes\": [\"cgroup\"], \"max-duration\": \"1min\", \"max-active\": 1 }\n"
+                        "] }\n");
+
+                assert_denied(check(q, subject(7, "eve", "/user.slice/u/docker-1.scope"), "g", EIO),
+                              POLICY_DENIAL_FUNCTION, "", true,
+                              "No policy rule lets user 'eve' make 'g' fail from cgroup '/user.slice/u/docker-1.scope'.");
+                /* Where no cgroup rule has the function, the cgroup is not why. */
+                assert_denied(check(q, subject(7, "eve", "/user.slice/u/docker-1.scope"), "h", EIO),
+                              POLICY_DENIAL_FUNCTION, "", false, "No policy rule lets user 'eve' make 'h' fail.");
+                assert_allowed(check(q, subject(7, "eve", "/system.slice/docker-1.scope"), "g", EIO), "docker", true);
+                policy_free(q);
+        }
 
         /* Another user's rootless podman scope is not alice's rule's. */
         ASSERT_FALSE(check(p, subject(1000, "alice",
