@@ -559,6 +559,39 @@ static void test_disabled_deny(void) {
         policy_free(p);
 }
 
+/* policy/examples/50-docker-containers.json loads, grants a Docker
+ * container's root its own syscalls, and nobody outside Docker's scopes. */
+static void test_docker_example(void) {
+        char *path, *text = NULL;
+        size_t len = 0;
+        Policy *p;
+        FILE *f;
+
+        ASSERT_TRUE(asprintf(&path, "%s/examples/50-docker-containers.json", POLICY_SOURCE_DIR) > 0);
+        f = fopen(path, "re");
+        if (!f)
+                test_fail("cannot open %s: %s", path, strerror(errno));
+        ASSERT_TRUE(getdelim(&text, &len, '\0', f) > 0);
+        fclose(f);
+
+        p = load_text(text);
+        ASSERT_EQ(policy_problems(p, NULL) ? 1 : 0, 0);
+        ASSERT_EQ(policy_n_rules(p), 2);
+        assert_allowed(check(p, subject(0, "root", "/system.slice/docker-8d1f.scope"), "__x64_sys_getpgid", EACCES),
+                       "docker-containers-syscalls", true);
+        assert_allowed(check(p, subject(0, "root", "/system.slice/docker-8d1f.scope"), "should_failslab", ENOMEM),
+                       "docker-containers-slab", true);
+        ASSERT_FALSE(check(p, subject(0, "root", "/system.slice/ssh.service"), "__x64_sys_getpgid", EACCES).allowed);
+        ASSERT_FALSE(check(p, subject(1000, "alice", "/user.slice/user-1000.slice/user@1000.service/app.slice/"
+                                                     "docker-8d1f.scope"),
+                           "__x64_sys_getpgid", EACCES).allowed);
+        ASSERT_FALSE(check(p, subject(1000, "alice", "/machine.slice/libpod-8d1f.scope"), "__x64_sys_getpgid",
+                           EACCES).allowed);
+        policy_free(p);
+        free(text);
+        free(path);
+}
+
 int main(void) {
         test_patterns_valid();
         test_match();
@@ -569,5 +602,6 @@ int main(void) {
         test_deny_beats_allow();
         test_rules_for();
         test_disabled_deny();
+        test_docker_example();
         return 0;
 }
