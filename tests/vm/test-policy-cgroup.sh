@@ -116,6 +116,19 @@ for name in docker-x.scope system.slice/docker-evil.scope; do
 done
 rmdir "$deleg/system.slice/docker-evil.scope" "$deleg/system.slice" "$deleg/docker-x.scope"
 
+# GetCapabilities says where the daemon sees the caller, and lists the
+# rules that apply from there.
+caps=$(in_cgroup_as "$docker" alice "$VARLINK_CALL" "$SOCKET" org.injectd.Injector.GetCapabilities)
+assert_eq /system.slice/docker-test.scope "$(jq -r .parameters.capabilities.policy.cgroup <<<"$caps")" \
+    "the caller's cgroup in GetCapabilities"
+assert_eq "test-docker test-alice-openat" "$(jq -r '[.parameters.capabilities.policy.rules[].name] | join(" ")' <<<"$caps")" \
+    "the rules GetCapabilities lists in the container's scope"
+assert_eq '["/system.slice/docker-*.scope"]' "$(jq -c '.parameters.capabilities.policy.rules[0].cgroups' <<<"$caps")" \
+    "the cgroups of the rule GetCapabilities lists"
+caps=$(vl alice org.injectd.Injector.GetCapabilities)
+assert_eq "test-alice-openat" "$(jq -r '[.parameters.capabilities.policy.rules[].name] | join(" ")' <<<"$caps")" \
+    "the rules GetCapabilities lists in alice's session"
+
 # 4. Deny beats allow: openat, allowed to alice anywhere, is refused in the
 # container's scope by the deny rule; in her session it is armed.
 out=$(in_cgroup_as "$docker" alice "$VARLINK_CALL" "$SOCKET" org.injectd.Injector.Inject "$inject_openat" || true)
