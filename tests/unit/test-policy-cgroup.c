@@ -559,6 +559,58 @@ static void test_disabled_deny(void) {
         policy_free(p);
 }
 
+/* A refused file that redefines a deny rule does not withdraw it (that
+ * would allow more); an allow rule it redefines is withdrawn as before. */
+static void test_refused_override_keeps_deny(void) {
+        char dir[] = "/tmp/test-policy-cgroup-XXXXXX", *a, *b;
+        const PolicyProblem *pr;
+        Policy *p = NULL;
+        size_t n;
+        FILE *f;
+
+        ASSERT_NOT_NULL(mkdtemp(dir));
+        ASSERT_EQ(chmod(dir, 0755), 0);
+        ASSERT_TRUE(asprintf(&a, "%s/10-a.json", dir) > 0);
+        ASSERT_TRUE(asprintf(&b, "%s/20-b.json", dir) > 0);
+        f = fopen(a, "we");
+        ASSERT_NOT_NULL(f);
+        ASSERT_TRUE(fputs("{ \"rules\": [\n"
+                          "  { \"name\": \"allow\", \"users\": [\"*\"], \"functions\": [\"*\"], \"errors\": [\"*\"],\n"
+                          "    \"scopes\": [\"cgroup\"], \"max-duration\": \"1min\", \"max-active\": 1 },\n"
+                          "  { \"name\": \"no-f\", \"deny\": true, \"users\": [\"*\"], \"functions\": [\"f\"] }\n"
+                          "] }\n", f) >= 0);
+        ASSERT_EQ(fclose(f), 0);
+        f = fopen(b, "we");
+        ASSERT_NOT_NULL(f);
+        ASSERT_TRUE(fputs("{ \"rules\": [\n"
+                          "  { \"name\": \"no-f\", \"enabled\": false, \"typo\": 1 },\n"
+                          "  { \"name\": \"allow\", \"enabled\": false }\n"
+                          "] }\n", f) >= 0);
+        ASSERT_EQ(fclose(f), 0);
+        ASSERT_EQ(chmod(a, 0644), 0);
+        ASSERT_EQ(chmod(b, 0644), 0);
+
+        ASSERT_RET(policy_load((const char *const[]) { dir, NULL }, getuid(), &p), 0);
+        pr = policy_problems(p, &n);
+        ASSERT_EQ(n, 3);
+        ASSERT_TRUE(strstr(pr[0].message, "20-b.json:2: rule \"no-f\": unknown key \"typo\"; file refused"));
+        ASSERT_TRUE(strstr(pr[1].message, "deny rule \"no-f\" of "));
+        ASSERT_TRUE(strstr(pr[1].message, "10-a.json:4 stays in effect, although this file redefines it and "
+                                          "was refused"));
+        ASSERT_TRUE(strstr(pr[2].message, "rule \"allow\" of "));
+        ASSERT_EQ(policy_n_rules(p), 1);
+        ASSERT_TRUE(policy_find_rule(p, "no-f")->deny);
+        assert_denied(check(p, subject(5, NULL, "/x"), "f", EIO), POLICY_DENIAL_FUNCTION, "no-f", false,
+                      "Policy rule 'no-f' denies uid 5 making 'f' fail.");
+        policy_free(p);
+
+        ASSERT_EQ(unlink(a), 0);
+        ASSERT_EQ(unlink(b), 0);
+        ASSERT_EQ(rmdir(dir), 0);
+        free(a);
+        free(b);
+}
+
 /* policy/examples/50-docker-containers.json loads, grants a Docker
  * container's root its own syscalls, and nobody outside Docker's scopes. */
 static void test_docker_example(void) {
@@ -602,6 +654,7 @@ int main(void) {
         test_deny_beats_allow();
         test_rules_for();
         test_disabled_deny();
+        test_refused_override_keeps_deny();
         test_docker_example();
         return 0;
 }
