@@ -51,6 +51,8 @@ void audit_log(int level, const AuditRecord *a, const char *fmt, ...) {
                 ADD("INJECTD_POLKIT=%s", a->polkit);
         if (a->reason)
                 ADD("INJECTD_REASON=%s", a->reason);
+        if (a->cgroup)
+                ADD("INJECTD_CALLER_CGROUP=%s", a->cgroup);
 #undef ADD
         fields[n] = NULL;
         (void) log_struct(level, msg, fields);

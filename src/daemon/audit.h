@@ -21,6 +21,7 @@ typedef struct AuditRecord {
         const char *polkit;     /* how polkit decided */
         const char *reason;     /* removal reason, or the refusal's error name */
         const uint32_t *owner_uid;      /* for events without a caller; NULL: none */
+        const char *cgroup;     /* decisions: the caller's cgroup, for rules by cgroup */
 } AuditRecord;
 
 void audit_log(int level, const AuditRecord *a, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -24,6 +24,7 @@ void caller_done(Caller *c) {
         free(c->user_name);
         free(c->groups);
         free(c->bus_name);
+        free(c->cgroup);
         memset(c, 0, sizeof(*c));
 }
 
@@ -91,6 +92,35 @@ static int caller_privileged(uid_t uid, pid_t pid, uint64_t start_ticks, bool *r
         return 0;
 }
 
+/* The cgroup of pid, if pid is still the process that started at
+ * start_ticks: read between two looks at the start time, so that a
+ * recycled pid cannot lend the caller another process's cgroup. The path
+ * is the host's: /proc/PID/cgroup is written relative to the reader's
+ * cgroup namespace, and the daemon's is the initial one. */
+static int caller_cgroup(pid_t pid, uint64_t start_ticks, char **ret) {
+        _cleanup_free_ char *path = NULL;
+        uint64_t start;
+        pid_t tgid;
+        char *s;
+        int r;
+
+        r = scope_cgroup_path_of_pid(pid, &path);
+        if (r < 0)
+                return r;
+        r = scope_process(pid, &tgid, &start);
+        if (r < 0)
+                return r;
+        if (start != start_ticks)
+                return -ESRCH;
+        if (strncmp(path, "/sys/fs/cgroup", strlen("/sys/fs/cgroup")) != 0)
+                return -EIO;
+        s = strdup(path[strlen("/sys/fs/cgroup")] ? path + strlen("/sys/fs/cgroup") : "/");
+        if (!s)
+                return -ENOMEM;
+        *ret = s;
+        return 0;
+}
+
 int caller_from_ucred(uid_t uid, gid_t gid, pid_t pid, Caller *ret) {
         Caller c = { .transport = TRANSPORT_VARLINK, .uid = uid, .gid = gid, .pid = pid };
         pid_t tgid;
@@ -103,6 +133,12 @@ int caller_from_ucred(uid_t uid, gid_t gid, pid_t pid, Caller *ret) {
                 r = caller_privileged(uid, pid, c.start_ticks, &c.privileged);
                 if (r < 0)
                         log_debug_errno(r, "Cannot tell whether pid %d is privileged, taking it as not: %m",
+                                        (int) pid);
+                r = caller_cgroup(pid, c.start_ticks, &c.cgroup);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        log_debug_errno(r, "Cannot read the cgroup of pid %d, no cgroup rule grants it: %m",
                                         (int) pid);
         }
         r = fill_user(&c);
@@ -163,8 +199,10 @@ int caller_copy(const Caller *from, Caller *to) {
 
         c.user_name = from->user_name ? strdup(from->user_name) : NULL;
         c.bus_name = from->bus_name ? strdup(from->bus_name) : NULL;
+        c.cgroup = from->cgroup ? strdup(from->cgroup) : NULL;
         c.groups = from->n_groups ? malloc(from->n_groups * sizeof(gid_t)) : NULL;
-        if ((from->user_name && !c.user_name) || (from->bus_name && !c.bus_name) || (from->n_groups && !c.groups)) {
+        if ((from->user_name && !c.user_name) || (from->bus_name && !c.bus_name) || (from->cgroup && !c.cgroup) ||
+            (from->n_groups && !c.groups)) {
                 caller_done(&c);
                 return -ENOMEM;
         }

@@ -30,6 +30,12 @@ typedef struct Caller {
         gid_t *groups;          /* the user's groups from NSS (getgrouplist) */
         int n_groups;
         char *bus_name;         /* TRANSPORT_BUS: the unique name */
+        /* The process's cgroup in the host's cgroup2 hierarchy, as the
+         * daemon (in the initial cgroup namespace) reads /proc/PID/cgroup:
+         * "/system.slice/docker-1234.scope". NULL if it could not be read
+         * for the very process the kernel vouched for. For the policy's
+         * "cgroups" rules and the audit trail. */
+        char *cgroup;
         /* May do it without us: no policy, no uid filter, sees everything.
          * Decided once, in caller_from_ucred(); every check reads this,
          * never the uid. */

@@ -161,6 +161,9 @@ static json_object *rule_json(const PolicyRule *r) {
 
         if (json_build_object(&o,
                               JSON_PAIR_STRING("name", r->name),
+                              JSON_PAIR_IF(r->n_cgroups > 0,
+                                           JSON_PAIR_OBJECT("cgroups", json_new_strv((const char *const *) r->cgroups,
+                                                                                     r->n_cgroups))),
                               JSON_PAIR_OBJECT("functions", json_new_strv((const char *const *) r->functions, r->n_functions)),
                               JSON_PAIR_OBJECT("errors", rule_errors_json(r)),
                               JSON_PAIR_IF(r->n_retvals > 0, JSON_PAIR_OBJECT("retvals", rule_retvals_json(r))),
@@ -187,6 +190,7 @@ static json_object *rules_json(Manager *m, const Caller *c) {
                                      .groups = c->groups,
                                      .n_groups = c->n_groups > 0 ? (size_t) c->n_groups : 0,
                                      .user_name = c->user_name,
+                                     .cgroup = c->cgroup,
                              }, &rules, &n) >= 0)
                 for (size_t i = 0; i < n; i++)
                         if (json_append(a, rule_json(rules[i])) < 0)
@@ -203,6 +207,7 @@ static json_object *policy_json(Manager *m, const Caller *c) {
         if (json_build_object(&o,
                               JSON_PAIR_I64("uid", c->uid),
                               JSON_PAIR_IF(c->user_name, JSON_PAIR_STRING("user", c->user_name)),
+                              JSON_PAIR_IF(c->cgroup, JSON_PAIR_STRING("cgroup", c->cgroup)),
                               JSON_PAIR_BOOL("root", root),
                               JSON_PAIR_IF(root, JSON_PAIR_U64("max_duration_usec", ROOT_DEFAULT_DURATION_USEC)),
                               JSON_PAIR_IF(!root, JSON_PAIR_OBJECT("rules", root ? NULL : rules_json(m, c))),

@@ -45,6 +45,7 @@ static PolicySubject subject_of(const Caller *c) {
                 .groups = c->groups,
                 .n_groups = (size_t) c->n_groups,
                 .user_name = c->user_name,
+                .cgroup = c->cgroup,
         };
 }
 
@@ -85,6 +86,7 @@ int policy_glue_check(const Policy *p, const Caller *c, const InjectRequest *req
                 .rule = strdup(d.rule),
                 .max_duration_usec = d.max_duration_usec,
                 .max_active = d.max_active,
+                .by_cgroup = d.by_cgroup,
         };
         return ret->rule ? 0 : -ENOMEM;
 }

@@ -26,6 +26,7 @@ typedef struct PolicyVerdict {
         char *rule;
         uint64_t max_duration_usec;
         unsigned max_active;
+        bool by_cgroup;         /* the rule has "cgroups": the caller's cgroup counted */
 } PolicyVerdict;
 
 void policy_verdict_done(PolicyVerdict *v);

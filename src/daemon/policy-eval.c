@@ -14,6 +14,7 @@
 
 #include "duration.h"
 #include "errno-name.h"
+#include "policy-cgroup.h"
 #include "policy-internal.h"
 
 static const char *const policy_denial_error_table[_POLICY_DENIAL_MAX] = {
@@ -31,9 +32,7 @@ const char *policy_denial_to_error_name(PolicyDenial d) {
         return policy_denial_error_table[d];
 }
 
-bool policy_rule_applies(const PolicyRule *r, const PolicySubject *s) {
-        if (!r || !s || !r->enabled)
-                return false;
+static bool rule_names_subject(const PolicyRule *r, const PolicySubject *s) {
         if (r->all_users)
                 return true;
 
@@ -52,6 +51,27 @@ bool policy_rule_applies(const PolicyRule *r, const PolicySubject *s) {
         return false;
 }
 
+/* Whether the subject's cgroup is one r names. A cgroup we cannot match
+ * (unknown, or not canonical) grants nothing and is refused by every deny
+ * rule that names cgroups: an unclear answer never widens what is allowed. */
+static bool rule_matches_cgroup(const PolicyRule *r, const PolicySubject *s) {
+        if (r->n_cgroups == 0)
+                return true;
+        if (!s->cgroup || !policy_cgroup_path_is_canonical(s->cgroup))
+                return r->deny;
+
+        for (size_t i = 0; i < r->n_cgroups; i++)
+                if (policy_cgroup_match(r->cgroups[i], s->cgroup))
+                        return true;
+        return false;
+}
+
+bool policy_rule_applies(const PolicyRule *r, const PolicySubject *s) {
+        if (!r || !s || !r->enabled)
+                return false;
+        return rule_names_subject(r, s) && rule_matches_cgroup(r, s);
+}
+
 int policy_rules_for(const Policy *p, const PolicySubject *s, const PolicyRule ***ret, size_t *ret_n) {
         const PolicyRule **a = NULL;
         size_t n = 0;
@@ -62,7 +82,7 @@ int policy_rules_for(const Policy *p, const PolicySubject *s, const PolicyRule *
         for (size_t i = 0; i < p->n_rules; i++) {
                 const PolicyRule **b;
 
-                if (!policy_rule_applies(p->rules[i], s))
+                if (p->rules[i]->deny || !policy_rule_applies(p->rules[i], s))
                         continue;
 
                 b = reallocarray(a, n + 1, sizeof(*a));
@@ -178,6 +198,10 @@ static const char *subject_label(const PolicySubject *s, char *buf, size_t n) {
         return buf;
 }
 
+static const char *cgroup_label(const PolicySubject *s) {
+        return s->cgroup ?: "(unknown)";
+}
+
 static void decision_describe(PolicyDecision *d, const PolicyRule *rule, const PolicySubject *s,
                               const PolicyRequest *q) {
         char who[96], list[256];
@@ -189,14 +213,33 @@ static void decision_describe(PolicyDecision *d, const PolicyRule *rule, const P
                 break;
 
         case POLICY_DENIAL_USER:
-                (void) snprintf(d->message, sizeof(d->message),
-                                "No policy rule lets %s inject faults.", subject_label(s, who, sizeof(who)));
+                if (d->by_cgroup)
+                        (void) snprintf(d->message, sizeof(d->message),
+                                        "No policy rule lets %s inject faults from cgroup '%s'.",
+                                        subject_label(s, who, sizeof(who)), cgroup_label(s));
+                else
+                        (void) snprintf(d->message, sizeof(d->message),
+                                        "No policy rule lets %s inject faults.", subject_label(s, who, sizeof(who)));
                 break;
 
         case POLICY_DENIAL_FUNCTION:
-                (void) snprintf(d->message, sizeof(d->message),
-                                "No policy rule lets %s make '%s' fail.",
-                                subject_label(s, who, sizeof(who)), q->function);
+                if (rule && rule->deny && rule->n_cgroups > 0)
+                        (void) snprintf(d->message, sizeof(d->message),
+                                        "Policy rule '%s' denies %s making '%s' fail from cgroup '%s'.",
+                                        rule->name, subject_label(s, who, sizeof(who)), q->function,
+                                        cgroup_label(s));
+                else if (rule && rule->deny)
+                        (void) snprintf(d->message, sizeof(d->message),
+                                        "Policy rule '%s' denies %s making '%s' fail.",
+                                        rule->name, subject_label(s, who, sizeof(who)), q->function);
+                else if (d->by_cgroup)
+                        (void) snprintf(d->message, sizeof(d->message),
+                                        "No policy rule lets %s make '%s' fail from cgroup '%s'.",
+                                        subject_label(s, who, sizeof(who)), q->function, cgroup_label(s));
+                else
+                        (void) snprintf(d->message, sizeof(d->message),
+                                        "No policy rule lets %s make '%s' fail.",
+                                        subject_label(s, who, sizeof(who)), q->function);
                 break;
 
         case POLICY_DENIAL_VALUE:
@@ -235,21 +278,45 @@ static void decision_describe(PolicyDecision *d, const PolicyRule *rule, const P
         }
 }
 
+/* The first enabled deny rule that applies to s and names function. */
+static const PolicyRule *deny_rule_for(const Policy *p, const PolicySubject *s, const char *function) {
+        for (size_t i = 0; i < p->n_rules; i++)
+                if (p->rules[i]->deny && policy_rule_applies(p->rules[i], s) &&
+                    rule_matches_function(p->rules[i], function))
+                        return p->rules[i];
+        return NULL;
+}
+
 int policy_check(const Policy *p, const PolicySubject *s, const PolicyRequest *q, PolicyDecision *ret) {
         PolicyDenial best = POLICY_DENIAL_USER;
-        const PolicyRule *best_rule = NULL;
+        const PolicyRule *best_rule = NULL, *deny;
+        /* Rules that name the subject but not from its cgroup: any, and
+         * any for this function. A refusal then says where. */
+        bool cgroup_excluded = false, cgroup_excluded_function = false;
         PolicyDecision d = {};
 
         if (!p || !s || !q || !ret || !q->function || q->function[0] == '\0' ||
             (unsigned) q->scope >= _POLICY_SCOPE_MAX)
                 return -EINVAL;
 
-        for (size_t i = 0; i < p->n_rules; i++) {
+        /* Deny beats allow, wherever either stands in the order. */
+        deny = deny_rule_for(p, s, q->function);
+        if (deny) {
+                best = POLICY_DENIAL_FUNCTION;
+                best_rule = deny;
+        }
+
+        for (size_t i = 0; !deny && i < p->n_rules; i++) {
                 const PolicyRule *r = p->rules[i];
                 PolicyDenial e;
 
-                if (!policy_rule_applies(r, s))
+                if (r->deny || !r->enabled || !rule_names_subject(r, s))
                         continue;
+                if (!rule_matches_cgroup(r, s)) {
+                        cgroup_excluded = true;
+                        cgroup_excluded_function = cgroup_excluded_function || rule_matches_function(r, q->function);
+                        continue;
+                }
 
                 e = rule_evaluate(r, q);
                 if (e == POLICY_DENIAL_NONE) {
@@ -273,8 +340,13 @@ int policy_check(const Policy *p, const PolicySubject *s, const PolicyRequest *q
         d.error_name = policy_denial_to_error_name(best);
 
         /* Only these name one rule; for the others no single rule refused. */
-        if (best_rule && best != POLICY_DENIAL_FUNCTION)
+        if (best_rule && (best != POLICY_DENIAL_FUNCTION || best_rule->deny))
                 (void) snprintf(d.rule, sizeof(d.rule), "%s", best_rule->name);
+        if (d.rule[0])
+                d.by_cgroup = best_rule->n_cgroups > 0;
+        else
+                d.by_cgroup = (best == POLICY_DENIAL_USER && cgroup_excluded) ||
+                              (best == POLICY_DENIAL_FUNCTION && cgroup_excluded_function);
 
         if (d.allowed) {
                 d.max_active = best_rule->max_active;
@@ -289,13 +361,13 @@ int policy_check(const Policy *p, const PolicySubject *s, const PolicyRequest *q
 }
 
 bool policy_function_allowed(const Policy *p, const PolicySubject *s, const char *function) {
-        if (!p || !s || !function)
+        if (!p || !s || !function || deny_rule_for(p, s, function))
                 return false;
 
         for (size_t i = 0; i < p->n_rules; i++)
-                if (policy_rule_applies(p->rules[i], s) && rule_matches_function(p->rules[i], function))
+                if (!p->rules[i]->deny && policy_rule_applies(p->rules[i], s) &&
+                    rule_matches_function(p->rules[i], function))
                         return true;
 
         return false;
 }
-

@@ -19,6 +19,7 @@
 #include "json-reader.h"
 #include "json-util.h"
 #include "parse-util.h"
+#include "policy-cgroup.h"
 #include "policy-internal.h"
 
 /* Kernel symbols are at most KSYM_NAME_LEN (512) bytes; a pattern longer
@@ -287,6 +288,28 @@ static int parse_function(RuleContext *rc, PolicyRule *rule, const char *key, js
         return 0;
 }
 
+/* "cgroups": patterns of the caller's cgroup, checked now so that a typo
+ * refuses the file rather than matching nothing (or too much). */
+static int parse_cgroup(RuleContext *rc, PolicyRule *rule, const char *key, json_object *e, size_t i, size_t n) {
+        const char *s, *why;
+
+        if (i == 0 && !(rule->cgroups = calloc(n, sizeof(char *))))
+                return -ENOMEM;
+
+        if (json_get_string(e, NULL, &s) < 0)
+                return rule_error(rc, key, i, false, "\"cgroups\" entries must be strings");
+
+        why = policy_cgroup_pattern_invalid(s);
+        if (why)
+                return rule_error(rc, key, i, false, "invalid cgroup pattern \"%s\": %s", s, why);
+
+        rule->cgroups[i] = strdup(s);
+        if (!rule->cgroups[i])
+                return -ENOMEM;
+        rule->n_cgroups = i + 1;
+        return 0;
+}
+
 static int parse_error(RuleContext *rc, PolicyRule *rule, const char *key, json_object *e, size_t i, size_t n) {
         const char *s, *suggestion;
         int64_t v;
@@ -406,6 +429,7 @@ static int rule_parse_max_active(RuleContext *rc, PolicyRule *rule) {
 enum {
         RULE_USERS,
         RULE_GROUPS,
+        RULE_CGROUPS,
         RULE_FUNCTIONS,
         RULE_ERRORS,
         RULE_RETVALS,
@@ -422,6 +446,7 @@ static const struct {
 } rule_keys[_RULE_KEY_MAX] = {
         [RULE_USERS]        = { "users",        .element = parse_subject },
         [RULE_GROUPS]       = { "groups",       .element = parse_subject },
+        [RULE_CGROUPS]      = { "cgroups",      .element = parse_cgroup },
         [RULE_FUNCTIONS]    = { "functions",    .element = parse_function },
         [RULE_ERRORS]       = { "errors",       .element = parse_error },
         [RULE_RETVALS]      = { "retvals",      .element = parse_retval },
@@ -432,7 +457,7 @@ static const struct {
 
 static int rule_parse(FileContext *c, json_object *rules, size_t index, PolicyRule **ret) {
         static const char *const keys[] = {
-                "name", "description", "enabled", "users", "groups", "functions",
+                "name", "description", "enabled", "deny", "users", "groups", "cgroups", "functions",
                 "errors", "retvals", "scopes", "max-duration", "max-active", NULL,
         };
         _cleanup_(policy_rule_freep) PolicyRule *rule = NULL;
@@ -480,6 +505,10 @@ static int rule_parse(FileContext *c, json_object *rules, size_t index, PolicyRu
         if (r < 0 && r != -ENOENT)
                 return rule_error(&rc, "enabled", SIZE_MAX, false, "\"enabled\" must be true or false");
 
+        r = json_get_bool(rc.obj, "deny", &rule->deny);
+        if (r < 0 && r != -ENOENT)
+                return rule_error(&rc, "deny", SIZE_MAX, false, "\"deny\" must be true or false");
+
         r = json_get_string(rc.obj, "description", &s);
         if (r >= 0) {
                 rule->description = strdup(s);
@@ -496,9 +525,31 @@ static int rule_parse(FileContext *c, json_object *rules, size_t index, PolicyRu
                 has[k] = r > 0;
         }
 
+        /* A deny rule refuses every value, scope and duration of its
+         * functions: a key that seems to narrow it would mislead. */
+        if (rule->deny) {
+                static const unsigned allow_only[] = {
+                        RULE_ERRORS, RULE_RETVALS, RULE_SCOPES, RULE_MAX_DURATION, RULE_MAX_ACTIVE,
+                };
+
+                for (size_t k = 0; k < ELEMENTSOF(allow_only); k++)
+                        if (has[allow_only[k]])
+                                return rule_error(&rc, rule_keys[allow_only[k]].key, SIZE_MAX, true,
+                                                  "\"%s\" is not allowed in a deny rule (it refuses its "
+                                                  "functions whatever the value, scope or duration)",
+                                                  rule_keys[allow_only[k]].key);
+        }
+
         /* A disabled rule only needs its name: it exists to switch off an
          * earlier rule of that name. What else it says is still checked. */
-        if (rule->enabled) {
+        if (rule->enabled && rule->deny) {
+                if (!has[RULE_USERS] && !has[RULE_GROUPS])
+                        return rule_error(&rc, NULL, SIZE_MAX, false,
+                                          "no subjects: \"users\" or \"groups\" is required");
+                if (!has[RULE_FUNCTIONS])
+                        return rule_error(&rc, NULL, SIZE_MAX, false,
+                                          "\"functions\" is required (write [\"*\"] to deny every function)");
+        } else if (rule->enabled) {
                 if (!has[RULE_USERS] && !has[RULE_GROUPS])
                         return rule_error(&rc, NULL, SIZE_MAX, false,
                                           "no subjects: \"users\" or \"groups\" is required");

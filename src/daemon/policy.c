@@ -53,6 +53,9 @@ PolicyRule *policy_rule_free(PolicyRule *r) {
         free(r->file);
         free(r->uids);
         free(r->gids);
+        for (size_t i = 0; i < r->n_cgroups; i++)
+                free(r->cgroups[i]);
+        free(r->cgroups);
         for (size_t i = 0; i < r->n_functions; i++)
                 free(r->functions[i]);
         free(r->functions);
@@ -213,6 +216,17 @@ static int policy_withdraw_names(Policy *p, const char *path, json_object *obj) 
                         continue;
 
                 old = p->rules[k];
+                /* Withdrawing a deny rule would allow more than either
+                 * file meant: it stays as it was. */
+                if (old->deny && old->enabled) {
+                        r = policy_add_problem(p, POLICY_PROBLEM_WARNING, path, 0,
+                                               "deny rule \"%s\" of %s:%u stays in effect, although this file "
+                                               "redefines it and was refused", old->name, old->file, old->line);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+
                 r = policy_add_problem(p, POLICY_PROBLEM_WARNING, path, 0,
                                        "rule \"%s\" of %s:%u is withdrawn, as this file redefines it but was refused",
                                        old->name, old->file, old->line);

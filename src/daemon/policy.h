@@ -47,12 +47,20 @@ typedef struct PolicyRule {
         char *file;                     /* the file that defined it last */
         unsigned line;                  /* line of the rule's '{' in file */
         bool enabled;                   /* false: kept for reports, never grants */
+        /* "deny": true. Refuses its functions to its subjects (in its
+         * cgroups), whatever any other rule allows; has no values, scopes
+         * or limits. */
+        bool deny;
 
         bool all_users;                 /* "users": ["*"] */
         uid_t *uids;                    /* names resolved at load; unknown names dropped */
         size_t n_uids;
         gid_t *gids;
         size_t n_gids;
+        /* Patterns of the caller's cgroup (policy-cgroup.h); the rule
+         * applies only to callers in a matching cgroup. None: anywhere. */
+        char **cgroups;
+        size_t n_cgroups;
 
         char **functions;               /* fnmatch() patterns */
         size_t n_functions;
@@ -108,22 +116,29 @@ size_t policy_n_rules(const Policy *p);
 const PolicyRule *policy_rule(const Policy *p, size_t i);  /* NULL if i is out of range */
 const PolicyRule *policy_find_rule(const Policy *p, const char *name);
 
-/* Who asks. groups are the supplementary groups. user_name may be NULL;
- * it is only used in messages (the uid is shown otherwise). */
+/* Who asks, and from where. groups are the supplementary groups.
+ * user_name may be NULL; it is only used in messages (the uid is shown
+ * otherwise). cgroup is the caller's cgroup as a path in the host's
+ * cgroup2 hierarchy ("/system.slice/docker-1234.scope"), NULL if unknown:
+ * then no rule with "cgroups" grants, and every deny rule with "cgroups"
+ * refuses, as does a path that is not canonical. */
 typedef struct PolicySubject {
         uid_t uid;
         gid_t gid;
         const gid_t *groups;
         size_t n_groups;
         const char *user_name;
+        const char *cgroup;
 } PolicySubject;
 
 /* Whether an enabled rule r names this subject, by uid, primary gid,
- * supplementary gid, or "*". */
+ * supplementary gid, or "*", and, if r has "cgroups", by the subject's
+ * cgroup. True for deny rules too. */
 bool policy_rule_applies(const PolicyRule *r, const PolicySubject *s);
 
-/* The enabled rules that apply to s, in effect order, as a new array of
- * pointers borrowed from p (free() the array only). *ret is NULL if none. */
+/* The enabled allow rules that apply to s, in effect order, as a new array
+ * of pointers borrowed from p (free() the array only). *ret is NULL if
+ * none. Deny rules are left out: they allow nothing. */
 int policy_rules_for(const Policy *p, const PolicySubject *s, const PolicyRule ***ret, size_t *ret_n);
 
 /* What is asked. The value is an errno when is_errno is set (the request
@@ -143,8 +158,8 @@ typedef struct PolicyRequest {
 /* Why a request was denied, from the least to the most specific. */
 typedef enum PolicyDenial {
         POLICY_DENIAL_NONE,             /* allowed */
-        POLICY_DENIAL_USER,             /* no enabled rule names this user or its groups */
-        POLICY_DENIAL_FUNCTION,         /* rules name the user, none this function */
+        POLICY_DENIAL_USER,             /* no enabled rule names this user or its groups (from its cgroup) */
+        POLICY_DENIAL_FUNCTION,         /* rules name the user, none this function; or a deny rule refuses it */
         POLICY_DENIAL_VALUE,            /* ... none allows this error or return value */
         POLICY_DENIAL_SCOPE,            /* ... none allows this scope */
         POLICY_DENIAL_DURATION,         /* ... none allows this long */
@@ -169,6 +184,10 @@ typedef struct PolicyDecision {
          * the rule that came closest. Empty otherwise. A copy, so the
          * decision outlives a policy reload. */
         char rule[POLICY_RULE_NAME_MAX + 1];
+        /* The caller's cgroup counted: the rule named above has "cgroups",
+         * or rules named the caller but none from its cgroup. The audit
+         * trail then shows the cgroup. */
+        bool by_cgroup;
         unsigned max_active;            /* the granting rule's limit; 0 if denied */
         /* Allowed: the granting rule's cap. Denied for duration: the
          * largest cap among the rules that allow everything else. */
@@ -176,13 +195,15 @@ typedef struct PolicyDecision {
         char message[512];              /* a sentence for the requester */
 } PolicyDecision;
 
-/* Tries the enabled rules that apply to s in effect order; the first that
- * allows every aspect of r grants it. If none does, the denial is the most
- * specific one any rule reached (ties: the first such rule). Returns 0 and
+/* An enabled deny rule that applies to s and matches the function refuses
+ * r (POLICY_DENIAL_FUNCTION, naming it), wherever it stands. Otherwise
+ * tries the enabled allow rules that apply to s in effect order; the first
+ * that allows every aspect of r grants it. If none does, the denial is the
+ * most specific one any rule reached (ties: the first such rule). Returns 0 and
  * writes *ret whether allowed or denied; -EINVAL if an argument is NULL,
  * the function name is empty or the scope is out of range. */
 int policy_check(const Policy *p, const PolicySubject *s, const PolicyRequest *r, PolicyDecision *ret);
 
-/* Whether some enabled rule lets s fail function (with some value, in
- * some scope): for ListFunctions. */
+/* Whether some enabled allow rule lets s fail function (with some value,
+ * in some scope) and no deny rule refuses it: for ListFunctions. */
 bool policy_function_allowed(const Policy *p, const PolicySubject *s, const char *function);

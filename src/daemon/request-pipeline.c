@@ -76,6 +76,7 @@ static void refuse(PendingRequest *p, const char *polkit, const InjectError *err
                         .event = "decision", .caller = &p->caller, .function = req ? req->function : NULL,
                         .value = req ? &req->retval : NULL, .scope = p->scope.desc[0] ? p->scope.desc : NULL,
                         .result = "denied", .rule = p->verdict.rule, .polkit = polkit, .reason = err->name,
+                        .cgroup = p->caller.cgroup,
                   }, "Refused injection for uid %u: %s", (unsigned) p->caller.uid, err->message);
         p->cb(p->manager, NULL, err, p->userdata);
 }
@@ -322,8 +323,11 @@ int manager_inject(Manager *m, const Caller *c, json_object *request, int cgroup
         audit_log(LOG_INFO, &(AuditRecord) {
                         .event = "decision", .caller = c, .function = p->req.function, .value = &p->req.retval,
                         .scope = p->scope.desc, .result = "policy-allowed", .rule = p->verdict.rule,
-                  }, "Policy allows uid %u to fail '%s' with %lld for %s (rule '%s'); asking polkit for %s",
-                  (unsigned) c->uid, p->req.function, (long long) p->req.retval, p->scope.desc, p->verdict.rule,
+                        .cgroup = c->cgroup,
+                  }, "Policy allows uid %u%s%s%s to fail '%s' with %lld for %s (rule '%s'); asking polkit for %s",
+                  (unsigned) c->uid, p->verdict.by_cgroup ? " from cgroup '" : "",
+                  p->verdict.by_cgroup ? c->cgroup : "", p->verdict.by_cgroup ? "'" : "",
+                  p->req.function, (long long) p->req.retval, p->scope.desc, p->verdict.rule,
                   authorize_polkit_action(&p->scope));
 
         if (ret)

@@ -14,6 +14,7 @@
 
 #include "errno-name.h"
 #include "fuzz.h"
+#include "policy-cgroup.h"
 #include "policy.h"
 
 #define FILES_MAX 4
@@ -73,13 +74,23 @@ static void check_decision(const Policy *p, const PolicySubject *s, const Policy
                 FUZZ_ASSERT(q->duration_usec <= d.max_duration_usec);
                 FUZZ_ASSERT(r->scopes & (1u << q->scope));
                 FUZZ_ASSERT(policy_function_allowed(p, s, q->function));
+                FUZZ_ASSERT(!r->deny);
+                FUZZ_ASSERT(!d.by_cgroup || (r->n_cgroups > 0 && s->cgroup));
         }
+        /* A deny rule decides only as a refusal of the function. */
+        if (d.rule[0] && policy_find_rule(p, d.rule)->deny)
+                FUZZ_ASSERT(!d.allowed && d.denial == POLICY_DENIAL_FUNCTION);
 }
 
 static void check_policy(const Policy *p) {
         static const gid_t groups[] = { 0, 100, 1000 };
         static const char *const functions[] = { "should_failslab", "__x64_sys_openat", "open_ctree", "x" };
         static const int64_t values[] = { -ENOMEM, -EPERM, -ERRNO_MAX, 1, 0, INT64_MIN };
+        /* Unknown, plain, a container's, and a path no pattern matches. */
+        static const char *const cgroups[] = {
+                NULL, "/", "/system.slice/docker-1.scope", "/user.slice/user-1000.slice/user@1000.service/a/b",
+                "/system.slice/docker-1.scope/../..",
+        };
         const PolicyProblem *problems;
         size_t n;
 
@@ -97,6 +108,13 @@ static void check_policy(const Policy *p) {
                 FUZZ_ASSERT(policy_find_rule(p, r->name) == r);
                 if (!r->enabled)
                         continue;
+                for (size_t k = 0; k < r->n_cgroups; k++)
+                        FUZZ_ASSERT(!policy_cgroup_pattern_invalid(r->cgroups[k]));
+                if (r->deny) {
+                        FUZZ_ASSERT(r->n_functions >= 1 && r->scopes == 0 && r->max_active == 0);
+                        FUZZ_ASSERT(r->n_errors == 0 && r->n_retvals == 0 && r->max_duration_usec == 0);
+                        continue;
+                }
                 FUZZ_ASSERT(r->n_functions >= 1 && r->max_duration_usec > 0 && r->max_active >= 1);
                 FUZZ_ASSERT(r->scopes != 0 && r->scopes < (1u << _POLICY_SCOPE_MAX));
                 for (size_t k = 0; k < r->n_errors; k++)
@@ -105,6 +123,7 @@ static void check_policy(const Policy *p) {
         FUZZ_ASSERT(!policy_rule(p, policy_n_rules(p)));
 
         for (uid_t uid = 0; uid <= 1000; uid += 1000)
+                for (size_t c = 0; c < sizeof(cgroups) / sizeof(cgroups[0]); c++)
                 for (size_t f = 0; f < sizeof(functions) / sizeof(functions[0]); f++)
                         for (size_t v = 0; v < sizeof(values) / sizeof(values[0]); v++)
                                 for (PolicyScope sc = 0; sc < _POLICY_SCOPE_MAX; sc++) {
@@ -113,6 +132,7 @@ static void check_policy(const Policy *p) {
                                                 .gid = uid,
                                                 .groups = groups,
                                                 .n_groups = sizeof(groups) / sizeof(groups[0]),
+                                                .cgroup = cgroups[c],
                                         };
                                         PolicyRequest q = {
                                                 .function = functions[f],

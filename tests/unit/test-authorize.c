@@ -394,6 +394,74 @@ static void test_policy_foreign(void) {
         policy_dir_free(dir);
 }
 
+/* Rules by cgroup see the Caller's cgroup; the verdict says so, and an
+ * unprivileged uid 0 (root in a container) is decided like anyone. */
+static void test_policy_cgroup(void) {
+        _cleanup_free_ char *text = NULL;
+        char *dir;
+        Policy *p = NULL;
+        Caller c = caller_of(test_uid(), own_pid());
+        Caller croot = caller_of(0, own_pid());
+        PolicyVerdict v = {};
+        InjectError err = {};
+        InjectRequest req = { .function = (char *) "should_failslab", .retval = -12, .is_errno = true, .cgroup_fd = -1 };
+
+        ASSERT_TRUE(asprintf(&text,
+                "{ \"rules\": [\n"
+                "  { \"name\": \"docker\", \"users\": [\"*\"], \"cgroups\": [\"/system.slice/docker-*.scope\"],\n"
+                "    \"functions\": [\"should_failslab\"], \"errors\": [\"ENOMEM\"], \"scopes\": [\"cgroup\"],\n"
+                "    \"max-duration\": \"5min\", \"max-active\": 2 },\n"
+                "  { \"name\": \"anywhere\", \"users\": [%u], \"functions\": [\"should_failslab\"],\n"
+                "    \"errors\": [\"ENOMEM\"], \"scopes\": [\"cgroup\"], \"max-duration\": \"1min\", \"max-active\": 1 },\n"
+                "  { \"name\": \"no-slab-in-docker-x\", \"deny\": true, \"users\": [\"*\"],\n"
+                "    \"cgroups\": [\"/system.slice/docker-x.scope\"], \"functions\": [\"*\"] }\n"
+                "] }\n", (unsigned) test_uid()) > 0);
+        dir = policy_dir_new(text);
+        ASSERT_OK(policy_glue_load((const char *const[]) { dir, NULL }, &p));
+
+        croot.privileged = false;
+        croot.cgroup = (char *) "/system.slice/docker-1.scope";
+        ASSERT_OK(policy_glue_check(p, &croot, &req, INJECT_SCOPE_CGROUP, false, &v, &err));
+        ASSERT_STREQ(v.rule, "docker");
+        ASSERT_TRUE(v.by_cgroup);
+        policy_verdict_done(&v);
+        ASSERT_TRUE(policy_glue_function_allowed(p, &croot, "should_failslab"));
+
+        /* Elsewhere, or nowhere known, nothing for uid 0. */
+        croot.cgroup = (char *) "/user.slice/user-1000.slice/user@1000.service/docker-1.scope";
+        err = (InjectError) {};
+        ASSERT_RET(policy_glue_check(p, &croot, &req, INJECT_SCOPE_CGROUP, false, &v, &err), -EACCES);
+        ASSERT_STREQ(err.name, POLICY_ERROR_USER_NOT_IN_POLICY);
+        ASSERT_TRUE(strstr(err.message, "from cgroup '/user.slice/user-1000.slice/user@1000.service/docker-1.scope'"));
+        croot.cgroup = NULL;
+        err = (InjectError) {};
+        ASSERT_RET(policy_glue_check(p, &croot, &req, INJECT_SCOPE_CGROUP, false, &v, &err), -EACCES);
+        ASSERT_FALSE(policy_glue_function_allowed(p, &croot, "should_failslab"));
+
+        /* A deny rule by cgroup beats both allows. */
+        c.cgroup = (char *) "/system.slice/docker-x.scope";
+        err = (InjectError) {};
+        ASSERT_RET(policy_glue_check(p, &c, &req, INJECT_SCOPE_CGROUP, false, &v, &err), -EACCES);
+        ASSERT_STREQ(err.name, POLICY_ERROR_FUNCTION_NOT_ALLOWED);
+        ASSERT_TRUE(strstr(err.message, "Policy rule 'no-slab-in-docker-x' denies"));
+        /* Elsewhere the rule without "cgroups" grants, not by cgroup. */
+        c.cgroup = (char *) "/user.slice/user-1000.slice/session-1.scope";
+        ASSERT_OK(policy_glue_check(p, &c, &req, INJECT_SCOPE_CGROUP, false, &v, &err));
+        ASSERT_STREQ(v.rule, "anywhere");
+        ASSERT_FALSE(v.by_cgroup);
+        policy_verdict_done(&v);
+
+        /* A privileged caller is not subject to the policy, deny rules included. */
+        croot.privileged = true;
+        croot.cgroup = (char *) "/system.slice/docker-x.scope";
+        ASSERT_OK(policy_glue_check(p, &croot, &req, INJECT_SCOPE_CGROUP, false, &v, &err));
+        ASSERT_STREQ(v.rule, "root");
+        policy_verdict_done(&v);
+
+        policy_glue_free(p);
+        policy_dir_free(dir);
+}
+
 int main(void) {
         core_test_init();
         ASSERT_EQ(atexit(remove_test_cgroup), 0);
@@ -403,5 +471,6 @@ int main(void) {
         TEST_RUN(test_own_cgroup);
         TEST_RUN(test_policy_check);
         TEST_RUN(test_policy_foreign);
+        TEST_RUN(test_policy_cgroup);
         return 0;
 }

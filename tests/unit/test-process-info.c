@@ -266,6 +266,33 @@ static void test_dump_owner(void) {
         }
 }
 
+/* The caller's cgroup is the "0::" line of its /proc/PID/cgroup. */
+static void test_caller_cgroup(void) {
+        char *line = NULL, *expected = NULL;
+        size_t n = 0;
+        FILE *f;
+        Caller c;
+
+        f = fopen("/proc/self/cgroup", "re");
+        ASSERT_NOT_NULL(f);
+        while (getline(&line, &n, f) > 0)
+                if (strncmp(line, "0::", 3) == 0) {
+                        line[strcspn(line, "\n")] = 0;
+                        expected = strdup(line + 3);
+                }
+        fclose(f);
+        free(line);
+        if (!expected) {
+                printf("  skipped: no cgroup2 hierarchy\n");
+                return;
+        }
+
+        ASSERT_OK(caller_from_ucred(geteuid(), getegid(), getpid(), &c));
+        ASSERT_STREQ(c.cgroup, expected);
+        caller_done(&c);
+        free(expected);
+}
+
 int main(void) {
         TEST_RUN(test_status_table);
         TEST_RUN(test_privilege_rule);
@@ -273,5 +300,6 @@ int main(void) {
         TEST_RUN(test_dump_owner);
         TEST_RUN(test_nested_namespaces);
         TEST_RUN(test_caller_privileged);
+        TEST_RUN(test_caller_cgroup);
         return 0;
 }

@@ -86,6 +86,12 @@ armed=$(journal_event before_alice INJECTD_EVENT=armed INJECTD_UID="$alice_uid" 
 id=$(jq -r .INJECTD_ID <<<"$armed")
 [[ $id =~ ^[0-9a-f]{16}$ ]] || fail "no 'armed' audit record for alice's injection: '$armed'"
 assert_eq varlink "$(jq -r .INJECTD_TRANSPORT <<<"$armed")" "the transport of alice's injection"
+# The hardened unit reads the caller's cgroup, the host's path, for rules
+# by cgroup; the decision records it.
+decision=$(journal_event before_alice INJECTD_EVENT=decision INJECTD_UID="$alice_uid" INJECTD_RESULT=policy-allowed)
+caller_cg=$(jq -r '.INJECTD_CALLER_CGROUP // empty' <<<"$decision")
+[[ $caller_cg == /?* ]] || fail "no caller's cgroup in the decision record of alice's request: '$decision'"
+log "alice's cgroup, as the daemon saw it: $caller_cg"
 ended=$(journal_event before_alice INJECTD_EVENT=removed INJECTD_ID="$id")
 [[ -n $ended ]] || fail "no 'removed' audit record for alice's injection $id"
 during=$(bob_cats_between "$(jq -r .__REALTIME_TIMESTAMP <<<"$armed")" "$(jq -r .__REALTIME_TIMESTAMP <<<"$ended")")
