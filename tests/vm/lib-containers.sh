@@ -94,6 +94,9 @@ EOF
 #   host_user CMD...      run CMD outside every container as the host user
 #                         the container's job is seen as (the same uid)
 #   CTR_WHO               that user, in words, for the messages
+#   CTR_HOST_SWEEP        optional: who runs the sweep on the host that the
+#                         container's is compared with, when host_user may
+#                         not (a grant only for container cgroups)
 # then calls ctr_checks. Nothing here sleeps for a fixed time: every wait
 # is for a line in a file or a process to exit, with a timeout that only
 # ends a run that is stuck (CONTAINER_TIMEOUT).
@@ -131,6 +134,7 @@ ctr_checks() {
     assert_contains "$out" "(static, Varlink only)" "injectctl --version in a container ($CTR_WHO)"
     out=$(ctr_run probe /bin/injectctl caps --json)
     assert_eq true "$(jq .bpf.available <<<"$out")" "caps --json .bpf.available in a container ($CTR_WHO)"
+    log "the daemon sees a container's caller as $(jq -c '.policy | {uid, cgroup}' <<<"$out")"
 
     # ---- acceptance 1 and 2: the job, held while its fault is armed.
     # The job's command tells us it runs (so run has armed the fault: it
@@ -180,7 +184,8 @@ ctr_checks() {
     doc=$(ctr_run sweep /bin/injectctl sweep --json --fail __x64_sys_getpgid:EACCES -- /bin/getpgid-report 3 \
         2>"$work/sweep.err") || rc=$?
     ((rc == 0)) || fail "acceptance 4: sweep in the container ($CTR_WHO): expected status 0, saw $rc; stderr: '$(cat "$work/sweep.err")'; output: '${doc:0:300}'. If refused, likely cause: $IDENTITY_HINT"
-    host_doc=$(host_user "$STATIC" sweep --json --fail __x64_sys_getpgid:EACCES -- "$GETPGID_REPORT" 3)
+    # shellcheck disable=SC2086 # CTR_HOST_SWEEP is a command's words
+    host_doc=$(${CTR_HOST_SWEEP:-host_user} "$STATIC" sweep --json --fail __x64_sys_getpgid:EACCES -- "$GETPGID_REPORT" 3)
     local shape='[.runs[] | {n, fired, faults_injected, exit_status, output}]'
     assert_eq "$(jq -c "$shape" <<<"$host_doc")" "$(jq -c "$shape" <<<"$doc")" \
         "acceptance 4: sweep's runs in the container, against the same sweep on the host"
@@ -225,26 +230,27 @@ _kill_quietly() { kill "$1" 2>/dev/null || true; }
 
 # ---------------------------------------------------------------- root
 
-# grant_container_root: the policy grant a rootful container's job needs.
-# Its root is uid 0 on the host without CAP_SYS_ADMIN, CAP_BPF or
+# grant_container_root PATTERN: the policy grant a rootful container's job
+# needs. Its root is uid 0 on the host without CAP_SYS_ADMIN, CAP_BPF or
 # CAP_PERFMON (neither podman nor docker give those by default), so the
 # daemon treats it as an ordinary caller (docs/security.md), and root is in
-# no default rule. An administrator grants it what the jobs need, for their
-# own processes only. This is the grant by user that exists today: once the
-# policy can match the caller's cgroup path, the rule should also name the
-# runtime's container cgroups (here, with cgroupfs, /docker/* and
-# /libpod_parent/libpod-*; under systemd, docker-*.scope and
-# libpod-*.scope), so that root outside containers is not granted it.
+# no default rule. An administrator grants it what the jobs need, for
+# their own processes only, and only in the runtime's container cgroups
+# (PATTERN, a "cgroups" pattern, docs/policy.md "Rules by cgroup"): with
+# the cgroupfs drivers used here, /docker/* and /libpod_parent/libpod-*/**;
+# under systemd, /system.slice/docker-*.scope and
+# /machine.slice/libpod-*.scope/**. Root anywhere else is granted nothing.
 # Call before start_injectd.
 grant_container_root() {
     mkdir -p /etc/injectd/policy.d
-    cat >/etc/injectd/policy.d/60-container-root.json <<'JSON'
+    cat >/etc/injectd/policy.d/60-container-root.json <<JSON
 {
   "rules": [
     {
       "name": "container-root-getpgid",
       "description": "Root in a rootful container (not privileged: no CAP_SYS_ADMIN) may fail getpgid() with EACCES in its own processes.",
       "users": ["root"],
+      "cgroups": ["$1"],
       "functions": ["__x64_sys_getpgid"],
       "errors": ["EACCES"],
       "scopes": ["process"],
@@ -255,6 +261,16 @@ grant_container_root() {
 }
 JSON
     chmod 0644 /etc/injectd/policy.d/60-container-root.json
+}
+
+# check_root_outside_refused: root outside the containers, without
+# capabilities (so not privileged), is not granted by the container rule.
+check_root_outside_refused() {
+    local err rc=0
+    err=$(setpriv --bounding-set=-all --inh-caps=-all -- "$STATIC" run --fail "$FAULT" -- "$GETPGID_REPORT" 3 2>&1 >/dev/null) || rc=$?
+    ((rc != 0)) || fail "root outside the containers: expected run to be refused (the grant is by container cgroup), saw it succeed"
+    assert_contains "$err" "UserNotInPolicy" "root outside the containers, asking for run"
+    assert_eq 0 "$(injections_left)" "injections after root outside was refused"
 }
 
 # ---------------------------------------------------------------- docker

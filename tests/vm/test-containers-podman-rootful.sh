@@ -14,7 +14,9 @@
 # Each container: podman run --rm -i --network=none -v SOCKET:SOCKET IMAGE
 # CMD. The container's root is the host's uid 0 without CAP_SYS_ADMIN, an
 # ordinary caller to the daemon: grant_container_root writes the policy
-# rule an administrator would (lib-containers.sh).
+# rule an administrator would (lib-containers.sh): root may, in podman's
+# container cgroups (/libpod_parent/libpod-*/** with cgroupfs) only; root
+# outside them is refused (check_root_outside_refused).
 #
 # The job runs with --cap-drop=all: root holding the runtime's default
 # capabilities in the initial user namespace arms its fault but is spared
@@ -25,7 +27,7 @@
 . "$(dirname "$0")/lib-containers.sh"
 
 daemon_setup
-grant_container_root
+grant_container_root "/libpod_parent/libpod-*/**"
 start_injectd
 
 work=$(mktemp -d /tmp/containers.XXXXXX)
@@ -63,6 +65,11 @@ ctr_run() {
 host_user() { setpriv --bounding-set=-all --inh-caps=-all -- "$@"; }
 
 
+# The sweep on the host that the container's is compared with: alice's
+# (group injectd), since the grant for root holds only in containers.
+CTR_HOST_SWEEP="as alice"
+
+check_root_outside_refused
 ctr_check_caps "$work"
 ctr_checks "$work"
 
