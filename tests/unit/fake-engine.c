@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "fake-engine.h"
+#include "scope.h"
 #include "time-util.h"
 
 #define FAKE_MAX 512
@@ -284,7 +285,7 @@ int engine_check(Engine *e, const InjectSpec *spec, InjectError *err) {
 
 int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectError *err) {
         FakeInjection *f;
-        uint64_t now;
+        uint64_t now, start_ticks = 0;
         int r;
 
         r = engine_check(e, spec, err);
@@ -305,6 +306,14 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
         if (fake.n_armed >= FAKE_MAX)
                 return inject_error_set(err, -EUSERS, INJECT_ERROR_TOO_MANY, "The fake engine is full");
 
+        /* As the real engine: the process's start time, read now. */
+        if (spec->scope == INJECT_SCOPE_PROCESS) {
+                pid_t tgid;
+
+                r = scope_process(spec->pid, &tgid, &start_ticks);
+                if (r < 0)
+                        return inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE, "No process %d", (int) spec->pid);
+        }
         now = now_nsec(CLOCK_BOOTTIME);
         f = &fake.armed[fake.n_armed++];
         *f = (FakeInjection) {};
@@ -321,6 +330,7 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
                 .cgroup_level = spec->cgroup_level,
                 .scope_id = spec->scope == INJECT_SCOPE_CGROUP ? spec->cgroup_id :
                             spec->scope == INJECT_SCOPE_PROCESS ? (uint64_t) spec->pid : 0,
+                .start_ticks = start_ticks,
                 .after = spec->after,
                 .every = spec->every ?: 1,
                 .times = spec->times,
