@@ -205,7 +205,7 @@ static int resolve_own_cgroup(const Caller *c, ScopeResolution *s, InjectError *
 
 static int resolve_explicit_cgroup(const Caller *c, const InjectRequest *req, ScopeResolution *s, InjectError *err) {
         _cleanup_free_ char *host_path = NULL;
-        _cleanup_close_ int own_fd = -1;
+        _cleanup_close_ int own_fd = -1, reopened = -1;
         ProcNsRef ns = {};
         TaskCheck check = { .uid = c->uid, .ns = &ns };
         char link[64], target[PATH_MAX];
@@ -249,6 +249,19 @@ static int resolve_explicit_cgroup(const Caller *c, const InjectRequest *req, Sc
                                                 "Cannot open cgroup '%s': %m", req->cgroup_path);
                 fd = own_fd;
         }
+        /* An fd from a container's mount of its cgroup namespace leads
+         * (by "..", by its /proc/self/fd link) only as far as the
+         * namespace's root: its level and name would be counted from
+         * there. Reopened through the daemon's mount, they are the
+         * hierarchy's. Without CAP_DAC_READ_SEARCH (unit tests), or on a
+         * machine whose cgroup2 is not at CGROUP_ROOT, the fd is used as
+         * it came. */
+        reopened = scope_cgroup_reopen(fd);
+        if (reopened == -EMEDIUMTYPE)
+                return inject_error_set(err, reopened, INJECT_ERROR_BAD_SCOPE,
+                                        "The cgroup is not a cgroup2 directory");
+        if (reopened >= 0)
+                fd = reopened;
         r = scope_cgroup_from_fd(fd, &s->cgroup_id, &s->cgroup_level);
         if (r == -EMEDIUMTYPE)
                 return inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE, "The cgroup is not a cgroup2 directory");

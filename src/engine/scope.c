@@ -190,6 +190,28 @@ int scope_process_alive(pid_t tgid, uint64_t start_ticks) {
         return now == start_ticks;
 }
 
+int scope_cgroup_reopen(int fd) {
+        union {
+                struct file_handle fh;
+                char buf[sizeof(struct file_handle) + sizeof(uint64_t)];
+        } h = { .fh.handle_bytes = sizeof(uint64_t) };
+        _cleanup_close_ int mnt = -1;
+        int mnt_id, r;
+
+        r = is_cgroup2(fd);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -EMEDIUMTYPE;
+        if (name_to_handle_at(fd, "", &h.fh, &mnt_id, AT_EMPTY_PATH) < 0)
+                return negative_errno();
+        mnt = open(CGROUP_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (mnt < 0)
+                return negative_errno();
+        r = open_by_handle_at(mnt, &h.fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return r < 0 ? negative_errno() : r;
+}
+
 int scope_cgroup_alive(uint64_t cgroup_id) {
         union {
                 struct file_handle fh;
