@@ -40,6 +40,7 @@ static struct {
         size_t n_pinned;
         uint64_t next_id;
         int fail_next_arm;
+        uint64_t recycled_start;        /* 0: none */
         const char *fail_next_name;
         unsigned n_arms, n_disarms;
         FakeArm last_arm;
@@ -55,6 +56,10 @@ void fake_engine_reset(void) {
                 close(fake.events_fd);
         memset(&fake, 0, sizeof(fake));
         fake.events_fd = -1;
+}
+
+void fake_engine_recycle_next_pid(uint64_t start_ticks) {
+        fake.recycled_start = start_ticks;
 }
 
 void fake_engine_fail_next_arm(int r, const char *error_name) {
@@ -313,6 +318,10 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
                 r = scope_process(spec->pid, &tgid, &start_ticks);
                 if (r < 0)
                         return inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE, "No process %d", (int) spec->pid);
+                if (fake.recycled_start) {
+                        start_ticks = fake.recycled_start;
+                        fake.recycled_start = 0;
+                }
         }
         now = now_nsec(CLOCK_BOOTTIME);
         f = &fake.armed[fake.n_armed++];
