@@ -473,7 +473,7 @@ static void test_policy_cgroup(void) {
         Caller croot = caller_of(0, own_pid());
         PolicyVerdict v = {};
         InjectError err = {};
-        InjectRequest req = { .function = (char *) "should_failslab", .retval = -12, .is_errno = true, .cgroup_fd = -1 };
+        InjectRequest req = { .function = (char *) "should_failslab", .retval = -12, .is_errno = true, .cgroup_fd = -1, .pidfd = -1 };
 
         ASSERT_TRUE(asprintf(&text,
                 "{ \"rules\": [\n"
