@@ -36,6 +36,19 @@ static bool below(const char *path, const char *mp) {
         return strncmp(path, mp, n) == 0 && (path[n] == 0 || path[n] == '/');
 }
 
+/* One mountinfo line's root, mount point and file system type:
+ * "id parent major:minor root mount-point options [optional...] - type ...". */
+static int mountinfo_line(const char *line, char root[static 4096], char mp[static 4096], char type[static 64]) {
+        const char *sep;
+
+        if (sscanf(line, "%*u %*u %*u:%*u %4095s %4095s", root, mp) != 2)
+                return -EIO;
+        sep = strstr(line, " - ");
+        if (!sep || sscanf(sep + 3, "%63s", type) != 1)
+                return -EIO;
+        return 0;
+}
+
 int cgroup_path_translate_mountinfo(FILE *f, const char *path, const char *cgroup_root, char **ret) {
         _cleanup_free_ char *line = NULL, *best_root = NULL, *best_type = NULL;
         size_t cap = 0, best_len = 0;
@@ -48,13 +61,9 @@ int cgroup_path_translate_mountinfo(FILE *f, const char *path, const char *cgrou
                 return -EINVAL;
 
         while (getline(&line, &cap, f) > 0) {
-                char root[4096], mp[4096], *sep, type[64];
+                char root[4096], mp[4096], type[64];
 
-                /* id parent major:minor root mount-point options [optional...] - type source super-options */
-                if (sscanf(line, "%*u %*u %*u:%*u %4095s %4095s", root, mp) != 2)
-                        return -EIO;
-                sep = strstr(line, " - ");
-                if (!sep || sscanf(sep + 3, "%63s", type) != 1)
+                if (mountinfo_line(line, root, mp, type) < 0)
                         return -EIO;
                 if (!below(path, mp) || (found && strlen(mp) < best_len))
                         continue;
@@ -89,12 +98,9 @@ int cgroup_root_from_mountinfo(FILE *f, char **ret) {
         size_t cap = 0;
 
         while (getline(&line, &cap, f) > 0) {
-                char root[4096], mp[4096], *sep, type[64];
+                char root[4096], mp[4096], type[64];
 
-                if (sscanf(line, "%*u %*u %*u:%*u %4095s %4095s", root, mp) != 2)
-                        return -EIO;
-                sep = strstr(line, " - ");
-                if (!sep || sscanf(sep + 3, "%63s", type) != 1)
+                if (mountinfo_line(line, root, mp, type) < 0)
                         return -EIO;
                 if (strcmp(type, "cgroup2") != 0 || strcmp(root, "/") != 0)
                         continue;
