@@ -111,23 +111,19 @@ int bus_list_injections(Transport *t, bool all, json_object **ret) {
         return bus_call_json(t, json_type_array, ret, "ListInjections", "b", (int) all);
 }
 
-/* One request key as a{sv} entry: see docs/dbus-api.md, "The request". */
-static int append_request_key(Transport *t, sd_bus_message *m, const char *key, json_object *v) {
+/* One request key as a{sv} entry: see docs/dbus-api.md, "The request".
+ * "pidfd" and "cgroup_fd" are indexes in fds (transport_request_fds()),
+ * sent as 'h'. */
+static int append_request_key(sd_bus_message *m, const char *key, json_object *v, const int *fds, size_t n_fds) {
         int r;
 
-        if (strcmp(key, "cgroup") == 0 && json_object_is_type(v, json_type_string)) {
-                const char *path = json_object_get_string(v);
-                _cleanup_close_ int fd = -1;
-                _cleanup_free_ char *msg = NULL;
+        if (strcmp(key, "pidfd") == 0 || strcmp(key, "cgroup_fd") == 0) {
+                int64_t i = json_object_get_int64(v);
 
-                fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (fd < 0) {
-                        if (asprintf(&msg, "Cannot open the cgroup directory '%s': %s", path, strerror(errno)) < 0)
-                                return -ENOMEM;
-                        return transport_set_error(t, "BadScope", msg);
-                }
+                if (!json_object_is_type(v, json_type_int) || i < 0 || (size_t) i >= n_fds)
+                        return -EINVAL;
                 /* sd-bus duplicates the fd. */
-                return sd_bus_message_append(m, "{sv}", "cgroup_fd", "h", fd);
+                return sd_bus_message_append(m, "{sv}", key, "h", fds[i]);
         }
 
         switch (json_object_get_type(v)) {
@@ -181,24 +177,31 @@ static int append_request_key(Transport *t, sd_bus_message *m, const char *key, 
 static int bus_inject(Transport *t, json_object *request, char **ret_id, uint64_t *ret_expires_usec,
                       json_object **ret_injection) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
-        _cleanup_json_ json_object *list = NULL;
+        _cleanup_json_ json_object *list = NULL, *wire = NULL;
         _cleanup_free_ char *id_copy = NULL;
+        int fds[TRANSPORT_FDS_MAX];
+        size_t n_fds = 0;
         const char *id, *path;
         uint64_t expires;
         int r;
 
+        r = transport_request_fds(t, request, &wire, fds, &n_fds);
+        if (r < 0)
+                return r;
         r = bus_new_call(t, "Inject", &m);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(m, 'a', "{sv}");
-        if (r < 0)
-                return r;
-        json_object_object_foreach(request, k, v) {
-                r = append_request_key(t, m, k, v);
-                if (r < 0)
-                        return r;
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "{sv}");
+        if (r >= 0) {
+                json_object_object_foreach(wire, k, v) {
+                        r = append_request_key(m, k, v, fds, n_fds);
+                        if (r < 0)
+                                break;
+                }
         }
-        r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        for (size_t i = 0; i < n_fds; i++)
+                close(fds[i]);
         if (r < 0)
                 return r;
 

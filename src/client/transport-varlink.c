@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "duration.h"
 #include "json-build.h"
@@ -87,25 +88,56 @@ static int vl_list_functions(Transport *t, const char *pattern, json_object **re
         return vl_call_get(t, IFACE "ListFunctions", p, "functions", json_type_array, ret);
 }
 
+/* Whether the daemon just refused the call's fds, as one whose Inject takes
+ * none does. */
+static bool daemon_takes_no_fds(Transport *t) {
+        const char *name = transport_error_name(t), *message = transport_error_message(t);
+
+        return name && message && strcmp(name, VARLINK_ERROR_INVALID_PARAMETER) == 0 &&
+               strcmp(message, "Invalid parameter 'fds'") == 0;
+}
+
 static int vl_inject(Transport *t, json_object *request, char **ret_id, uint64_t *ret_expires_usec,
                      json_object **ret_injection) {
         _cleanup_json_ json_object *p = NULL, *reply = NULL;
+        int fds[TRANSPORT_FDS_MAX];
+        size_t n_fds = 0;
         const char *id;
         json_object *injection;
         uint64_t expires;
         int r;
 
-        /* A shallow copy, so that "interactive" can be added. */
-        p = json_object_new_object();
-        if (!p)
-                return -ENOMEM;
-        r = json_add_all(p, request);
-        if (r >= 0 && t->interactive && !json_object_object_get_ex(p, "interactive", NULL))
-                r = json_add_bool(p, "interactive", true);
+        /* A copy with the fds, to which "interactive" can be added. */
+        r = transport_request_fds(t, request, &p, fds, &n_fds);
         if (r < 0)
                 return r;
+        if (t->interactive && !json_object_object_get_ex(p, "interactive", NULL))
+                r = json_add_bool(p, "interactive", true);
+        for (size_t i = 0; r >= 0 && i < n_fds; i++) {
+                /* Index i among the call's fds, as the request says. */
+                int k = varlink_client_push_fd(client(t), fds[i]);
 
-        r = vl_call(t, IFACE "Inject", p, &reply);
+                if (k >= 0 && (size_t) k != i)
+                        k = -EINVAL;
+                r = k < 0 ? k : 0;
+        }
+        if (r >= 0)
+                r = vl_call(t, IFACE "Inject", p, &reply);
+        for (size_t i = 0; i < n_fds; i++)
+                close(fds[i]);
+        if (r == -EREMOTEIO && n_fds > 0 && daemon_takes_no_fds(t)) {
+                /* A daemon from before fds (a client copied into an image
+                 * may be newer than the host's daemon): the number and the
+                 * path as they are, which such a daemon reads in the
+                 * caller's pid namespace and in its own mounts. */
+                json_object_put(p);
+                p = json_object_new_object();
+                r = p ? json_add_all(p, request) : -ENOMEM;
+                if (r >= 0 && t->interactive && !json_object_object_get_ex(p, "interactive", NULL))
+                        r = json_add_bool(p, "interactive", true);
+                if (r >= 0)
+                        r = vl_call(t, IFACE "Inject", p, &reply);
+        }
         if (r < 0)
                 return r;
         if (json_get_string(reply, "id", &id) < 0 ||

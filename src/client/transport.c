@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <inttypes.h>
 
+#include "json-build.h"
 #include "json-util.h"
+#include "pidfd-util.h"
 #include "string-util.h"
 #include "transport.h"
 
@@ -113,6 +118,84 @@ int transport_watch(Transport *t, char *const *ids, TransportEventFn callback, v
 int transport_reload_policy(Transport *t) {
         transport_clear_error(t);
         return t->ops->reload_policy(t);
+}
+
+/* Opens what key names: a pidfd for "pid", the directory for "cgroup".
+ * 0 and fd -1 to send the key as it is. */
+static int open_key(Transport *t, const char *key, json_object *v, int *ret_fd) {
+        _cleanup_free_ char *msg = NULL;
+        int fd;
+
+        *ret_fd = -1;
+        if (strcmp(key, "pid") == 0 && json_object_is_type(v, json_type_int)) {
+                int64_t pid = json_object_get_int64(v);
+
+                if (pid <= 0 || pid > INT32_MAX)
+                        return 0;       /* the daemon says what is wrong with it */
+                fd = pidfd_open_pid((pid_t) pid);
+                if (fd == -ENOSYS)
+                        return 0;
+                if (fd == -ESRCH) {
+                        if (asprintf(&msg, "No process with pid %" PRIi64, pid) < 0)
+                                return -ENOMEM;
+                        return transport_set_error(t, "BadScope", msg);
+                }
+                if (fd < 0)
+                        return fd;
+        } else if (strcmp(key, "cgroup") == 0 && json_object_is_type(v, json_type_string)) {
+                const char *path = json_object_get_string(v);
+
+                fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd < 0) {
+                        if (asprintf(&msg, "Cannot open the cgroup directory '%s': %s", path, strerror(errno)) < 0)
+                                return -ENOMEM;
+                        return transport_set_error(t, "BadScope", msg);
+                }
+        } else
+                return 0;
+        *ret_fd = fd;
+        return 0;
+}
+
+int transport_request_fds(Transport *t, json_object *request, json_object **ret, int fds[static TRANSPORT_FDS_MAX],
+                          size_t *ret_n_fds) {
+        _cleanup_json_ json_object *p = NULL;
+        size_t n = 0;
+        int r = 0;
+
+        p = json_object_new_object();
+        if (!p)
+                return -ENOMEM;
+        json_object_object_foreach(request, k, v) {
+                int fd;
+
+                r = open_key(t, k, v, &fd);
+                if (r < 0)
+                        break;
+                if (fd < 0) {
+                        r = json_add(p, k, json_object_get(v));
+                        if (r < 0)
+                                break;
+                        continue;
+                }
+                if (n >= TRANSPORT_FDS_MAX) {
+                        close(fd);
+                        r = -E2BIG;
+                        break;
+                }
+                fds[n] = fd;
+                r = json_add_i64(p, strcmp(k, "pid") == 0 ? "pidfd" : "cgroup_fd", (int64_t) n++);
+                if (r < 0)
+                        break;
+        }
+        if (r < 0) {
+                for (size_t i = 0; i < n; i++)
+                        close(fds[i]);
+                return r;
+        }
+        *ret = TAKE_PTR(p);
+        *ret_n_fds = n;
+        return 0;
 }
 
 json_object *injection_find(json_object *list, const char *id) {

@@ -104,8 +104,9 @@ int transport_get_capabilities(Transport *t, json_object **ret);
 int transport_list_functions(Transport *t, const char *pattern, json_object **ret);
 
 /* Arms an injection. request holds the request keys of the API docs; a
- * "cgroup" path goes as is over Varlink and as an opened "cgroup_fd" over
- * D-Bus. Unless the request says "detach": true, the injection lasts as
+ * "pid" goes as a "pidfd" and a "cgroup" path as a "cgroup_fd", both
+ * opened here, where the number and the path mean what the user meant
+ * (transport_request_fds()). Unless the request says "detach": true, the injection lasts as
  * long as t. Returns the id, deadline and injection document; each
  * ret_ is optional. */
 int transport_inject(Transport *t, json_object *request, char **ret_id, uint64_t *ret_expires_usec,
@@ -132,6 +133,18 @@ const char *transport_error_message(Transport *t);
  * data, which it takes in every case (on failure, ops->done releases it).
  * Returns 0, -ENOMEM. */
 int transport_new(const TransportOps *ops, void *data, bool interactive, Transport **ret);
+
+/* For the implementations: request as it goes to the daemon. A "pid"
+ * becomes "pidfd" and a "cgroup" path "cgroup_fd", the index of an fd
+ * opened here, in fds[0..*ret_n_fds): a pid number and a path mean
+ * something else in the daemon's namespaces, a pidfd and a directory fd do
+ * not. Where the kernel has no pidfd_open() (before 5.3) the pid goes as
+ * is. The caller closes the fds; on failure none is left open. -EREMOTEIO
+ * (with the error recorded as the daemon's would be) for a pid that names
+ * no process or a cgroup that cannot be opened. */
+#define TRANSPORT_FDS_MAX 2
+int transport_request_fds(Transport *t, json_object *request, json_object **ret, int fds[static TRANSPORT_FDS_MAX],
+                          size_t *ret_n_fds);
 
 /* For the implementations: records a daemon error, shortening the name. */
 int transport_set_error(Transport *t, const char *name, const char *message);

@@ -184,9 +184,12 @@ void manager_set_owner_tracker(Manager *m, Transport t, const OwnerTracker *trac
 /* The request path. cb runs exactly once, perhaps before manager_inject()
  * returns, with inj set on success or err set on refusal. owner is the
  * front end's handle on the requester, opaque to the core: it goes back to
- * the front end's OwnerTracker and to manager_requester_gone(); may be NULL. */
+ * the front end's OwnerTracker and to manager_requester_gone(); may be NULL.
+ * fds[0..n_fds) are the file descriptors the call brought, borrowed: the
+ * request's "cgroup_fd" and "pidfd" name them by index, and what it uses
+ * is duplicated before manager_inject() returns. */
 typedef void (*manager_inject_cb)(Manager *m, Injection *inj, const InjectError *err, void *userdata);
-int manager_inject(Manager *m, const Caller *c, json_object *request, int cgroup_fd,
+int manager_inject(Manager *m, const Caller *c, json_object *request, const int *fds, size_t n_fds,
                    void *owner, manager_inject_cb cb, void *userdata, PendingRequest **ret);
 /* The requester went away before the answer: drop the request quietly. */
 void pending_request_cancel(PendingRequest *p);

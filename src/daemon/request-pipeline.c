@@ -83,21 +83,28 @@ static void refuse(PendingRequest *p, const char *polkit, const InjectError *err
 
 /* Step 1: the request as the front end passed it, and whether this kernel
  * can fail that function that way at all. */
-static int parse(PendingRequest *p, json_object *request, int cgroup_fd, InjectError *err) {
+/* The fd the request names by index key, duplicated into *ret. */
+static int take_fd(const int *fds, size_t n_fds, const char *key, int index, int *ret, InjectError *err) {
+        if (index < 0)
+                return 0;
+        if ((size_t) index >= n_fds || fds[index] < 0)
+                return inject_error_set(err, -EBADF, INJECT_ERROR_INVALID_ARGUMENT,
+                                        "'%s' names file descriptor %d, but the call brought %zu", key, index, n_fds);
+        *ret = fcntl(fds[index], F_DUPFD_CLOEXEC, 3);
+        return *ret < 0 ? negative_errno() : 0;
+}
+
+static int parse(PendingRequest *p, json_object *request, const int *fds, size_t n_fds, InjectError *err) {
         int r;
 
         r = request_from_json(request, &p->req, err);
         if (r < 0)
                 return r;
-        if (cgroup_fd >= 0) {
-                if (p->req.scope != REQUEST_SCOPE_OWN_CGROUP && p->req.scope != REQUEST_SCOPE_CGROUP)
-                        return inject_error_set(err, -EINVAL, INJECT_ERROR_INVALID_ARGUMENT,
-                                                "A cgroup fd only goes with scope \"cgroup\"");
-                p->req.scope = REQUEST_SCOPE_CGROUP;
-                p->req.cgroup_fd = fcntl(cgroup_fd, F_DUPFD_CLOEXEC, 3);
-                if (p->req.cgroup_fd < 0)
-                        return negative_errno();
-        }
+        r = take_fd(fds, n_fds, "cgroup_fd", p->req.cgroup_fd_index, &p->req.cgroup_fd, err);
+        if (r >= 0)
+                r = take_fd(fds, n_fds, "pidfd", p->req.pidfd_index, &p->req.pidfd, err);
+        if (r < 0)
+                return r;
         return engine_check(p->manager->engine, &(InjectSpec) { .function = p->req.function,
                                                                 .retval = p->req.retval,
                                                                 .backend = p->req.backend }, err);
@@ -136,7 +143,17 @@ static int arm(PendingRequest *p, uint64_t duration, InjectionInfo *ret, InjectE
         manager_site_cache_schedule(m);
         if (r < 0 && !err->name)
                 inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED, "Cannot arm: %s", strerror(-r));
-        return r;
+        if (r < 0)
+                return r;
+        /* The engine reads the process's start time when it arms, after
+         * polkit: the process that was checked may have exited meanwhile,
+         * and its pid gone to another one. */
+        if (p->scope.kind == INJECT_SCOPE_PROCESS && ret->slot.start_ticks != p->scope.start_ticks) {
+                (void) engine_disarm(m->engine, ret->id, NULL, NULL);
+                return inject_error_set(err, -ESRCH, INJECT_ERROR_BAD_SCOPE,
+                                        "Process %d exited before the injection was armed", (int) p->scope.pid);
+        }
+        return 0;
 }
 
 /* Step 6: the table takes it, with its record, its deadline and its
@@ -233,9 +250,10 @@ static void on_polkit_result(const PolkitResult *res, void *userdata) {
                  * names it, and that rule's limits apply. */
                 if (!p->explicit.rule) {
                         inject_error_set(&err, -EACCES, INJECT_ERROR_NOT_AUTHORIZED,
-                                         "%s is not yours: it needs %s from polkit (%s did not count), or a policy "
-                                         "rule naming scope \"%s\"", p->scope.desc, POLKIT_ACTION_INJECT_GLOBAL,
-                                         res->how,
+                                         "%s is not yours%s%s: it needs %s from polkit (%s did not count), or a "
+                                         "policy rule naming scope \"%s\"", p->scope.desc,
+                                         p->scope.why[0] ? " because " : "", p->scope.why,
+                                         POLKIT_ACTION_INJECT_GLOBAL, res->how,
                                          p->scope.kind == INJECT_SCOPE_GLOBAL ? "global" :
                                          p->scope.kind == INJECT_SCOPE_PROCESS ? "foreign-process" : "foreign-cgroup");
                         refuse(p, res->how, &err);
@@ -255,7 +273,9 @@ static void on_polkit_result(const PolkitResult *res, void *userdata) {
                                          res->error_message ?: strerror(-res->error));
                 else
                         inject_error_set(&err, -EACCES, INJECT_ERROR_NOT_AUTHORIZED,
-                                         "polkit did not authorize %s%s", authorize_polkit_action(&p->scope),
+                                         "polkit did not authorize %s%s%s%s%s%s", authorize_polkit_action(&p->scope),
+                                         p->scope.why[0] ? ", which " : "", p->scope.why[0] ? p->scope.desc : "",
+                                         p->scope.why[0] ? " needs because " : "", p->scope.why,
                                          res->challenge ? " (interactive authentication could; ask with "
                                          "interactive authorization allowed)" : "");
                 refuse(p, res->how, &err);
@@ -281,7 +301,7 @@ static int ask_polkit(PendingRequest *p, InjectError *err) {
         return 0;
 }
 
-int manager_inject(Manager *m, const Caller *c, json_object *request, int cgroup_fd, void *owner,
+int manager_inject(Manager *m, const Caller *c, json_object *request, const int *fds, size_t n_fds, void *owner,
                    manager_inject_cb cb, void *userdata, PendingRequest **ret) {
         PendingRequest *p;
         InjectError err = {};
@@ -303,7 +323,7 @@ int manager_inject(Manager *m, const Caller *c, json_object *request, int cgroup
                   transport_to_string(c->transport),
                   request ? json_object_to_json_string_ext(request, JSON_C_TO_STRING_PLAIN) : "(none)");
 
-        r = parse(p, request, cgroup_fd, &err);
+        r = parse(p, request, fds, n_fds, &err);
         if (r >= 0)
                 r = authorize_rate(m, c, &err);
         if (r >= 0)

@@ -31,6 +31,8 @@ void request_done(InjectRequest *r) {
                 free(r->callers[i]);
         if (r->cgroup_fd >= 0)
                 (void) close(r->cgroup_fd);
+        if (r->pidfd >= 0)
+                (void) close(r->pidfd);
         *r = INJECT_REQUEST_NULL;
 }
 
@@ -168,6 +170,21 @@ static int parse_backend(const char *key, json_object *v, void *dest, const Json
         return 0;
 }
 
+/* "cgroup_fd", "pidfd": an fd that came with the call, by its index among
+ * them (Varlink: the message's SCM_RIGHTS; D-Bus: the front end numbers
+ * the 'h' values it read). Whether the call brought that many is for the
+ * request pipeline, which holds the fds. */
+static int parse_fd_index(const char *key, json_object *v, void *dest, const JsonDispatch *d, JsonDispatchError *err) {
+        int64_t i;
+
+        if (!json_object_is_type(v, json_type_int) || (i = json_object_get_int64(v)) < 0 || i >= REQUEST_FDS_MAX)
+                return json_dispatch_refuse(err, -EINVAL, key,
+                                            "must be the index (0 to %d) of a file descriptor sent with the call",
+                                            REQUEST_FDS_MAX - 1);
+        *(int *) dest = (int) i;
+        return 0;
+}
+
 #define FIELD(name) offsetof(RequestFields, name)
 
 /* The keys of an Inject request (request.h), in the order they are
@@ -182,7 +199,9 @@ static const JsonDispatch request_table[] = {
         { "scope",         JSON_DISPATCH_ANY,      parse_scope,          FIELD(req.scope) },
         { "cgroup",        JSON_DISPATCH_STRING,   json_dispatch_string, FIELD(req.cgroup_path), 0,
           .min = 1, .max = REQUEST_MAX_STRING },
+        { "cgroup_fd",     JSON_DISPATCH_ANY,      parse_fd_index,       FIELD(req.cgroup_fd_index) },
         { "pid",           JSON_DISPATCH_UNSIGNED, json_dispatch_u64,    FIELD(pid), 0, .min = 1, .max = INT32_MAX },
+        { "pidfd",         JSON_DISPATCH_ANY,      parse_fd_index,       FIELD(req.pidfd_index) },
         { "comm",          JSON_DISPATCH_STRING,   parse_comm,           FIELD(req.comm), 0,
           .min = 1, .max = REQUEST_MAX_STRING },
         { "callers",       JSON_DISPATCH_ANY,      parse_callers,        FIELD(req) },
@@ -210,11 +229,28 @@ static int check_combinations(RequestFields *f, InjectError *err) {
                                                 "'cgroup' only goes with scope \"cgroup\"");
                 f->req.scope = REQUEST_SCOPE_CGROUP;
         }
+        if (f->req.cgroup_fd_index >= 0) {
+                if (f->req.scope != REQUEST_SCOPE_OWN_CGROUP && f->req.scope != REQUEST_SCOPE_CGROUP)
+                        return inject_error_set(err, -EINVAL, INJECT_ERROR_INVALID_ARGUMENT,
+                                                "'cgroup_fd' only goes with scope \"cgroup\"");
+                if (f->req.cgroup_path)
+                        return inject_error_set(err, -EINVAL, INJECT_ERROR_INVALID_ARGUMENT,
+                                                "Give one of 'cgroup' and 'cgroup_fd', not both");
+                f->req.scope = REQUEST_SCOPE_CGROUP;
+        }
         if (f->pid > 0) {
                 if (f->req.scope != REQUEST_SCOPE_PROCESS)
                         return inject_error_set(err, -EINVAL, INJECT_ERROR_INVALID_ARGUMENT,
                                                 "'pid' only goes with scope \"process\"");
                 f->req.pid = (pid_t) f->pid;
+        }
+        if (f->req.pidfd_index >= 0) {
+                if (f->req.scope != REQUEST_SCOPE_PROCESS)
+                        return inject_error_set(err, -EINVAL, INJECT_ERROR_INVALID_ARGUMENT,
+                                                "'pidfd' only goes with scope \"process\"");
+                if (f->pid > 0)
+                        return inject_error_set(err, -EINVAL, INJECT_ERROR_INVALID_ARGUMENT,
+                                                "Give one of 'pid' and 'pidfd', not both");
         }
         return 0;
 }

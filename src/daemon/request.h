@@ -26,6 +26,7 @@ typedef enum RequestScope {
 const char *request_scope_to_string(RequestScope s);
 
 #define REQUEST_MAX_STRING 256          /* any string field */
+#define REQUEST_FDS_MAX 4               /* fds one request may bring (Varlink's VARLINK_MESSAGE_FDS_MAX) */
 
 typedef struct InjectRequest {
         char *function;
@@ -34,8 +35,13 @@ typedef struct InjectRequest {
         uint64_t duration_usec;         /* 0: not given, the policy's cap applies */
         RequestScope scope;
         char *cgroup_path;
-        int cgroup_fd;                  /* -1 unless passed over D-Bus */
-        pid_t pid;                      /* REQUEST_SCOPE_PROCESS; 0: the caller */
+        /* The fds the request names, by their index among those the call
+         * brought (-1: none); the request pipeline dups them into
+         * cgroup_fd and pidfd, which request_done() closes. */
+        int cgroup_fd_index, pidfd_index;
+        int cgroup_fd;
+        int pidfd;                      /* REQUEST_SCOPE_PROCESS: the process, named in any pid namespace */
+        pid_t pid;                      /* REQUEST_SCOPE_PROCESS; 0: the caller (or pidfd's) */
         char *comm;
         char *callers[INJECT_MAX_CALLERS];
         size_t n_callers;
@@ -46,11 +52,13 @@ typedef struct InjectRequest {
         bool interactive;
 } InjectRequest;
 
-#define INJECT_REQUEST_NULL ((InjectRequest) { .cgroup_fd = -1 })
+#define INJECT_REQUEST_NULL \
+        ((InjectRequest) { .cgroup_fd_index = -1, .pidfd_index = -1, .cgroup_fd = -1, .pidfd = -1 })
 
 /* Keys: function (string), error (string name or positive integer) or
  * retval (integer), duration_usec (integer > 0), scope ("cgroup", "process",
- * "global"), cgroup (string path), pid (integer), comm (string), callers
+ * "global"), cgroup (string path), cgroup_fd (fd index), pid (integer),
+ * pidfd (fd index), comm (string), callers
  * (array of strings), after, every, times (integers), probability (number,
  * percent in (0, 100]), backend ("auto", "kprobe", "fmod_ret"), detach,
  * interactive (booleans). Anything else is refused by name. The keys are

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include "scope-resolve.h"
+#include "cgroup-path.h"
 #include "cleanup.h"
+#include "pidfd-util.h"
 #include "process-info.h"
 #include "scope.h"
 
@@ -202,7 +204,8 @@ static int resolve_own_cgroup(const Caller *c, ScopeResolution *s, InjectError *
 }
 
 static int resolve_explicit_cgroup(const Caller *c, const InjectRequest *req, ScopeResolution *s, InjectError *err) {
-        _cleanup_close_ int own_fd = -1;
+        _cleanup_free_ char *host_path = NULL;
+        _cleanup_close_ int own_fd = -1, reopened = -1;
         ProcNsRef ns = {};
         TaskCheck check = { .uid = c->uid, .ns = &ns };
         char link[64], target[PATH_MAX];
@@ -211,14 +214,54 @@ static int resolve_explicit_cgroup(const Caller *c, const InjectRequest *req, Sc
         int fd = req->cgroup_fd, r;
 
         if (fd < 0) {
+                /* A path is the caller's: it means what it means in the
+                 * caller's mounts, seen from its root. In a container
+                 * (cgroup2 mounted inside its cgroup namespace)
+                 * "/sys/fs/cgroup/job" is "job" below the container's
+                 * cgroup; opened here as it stands it would be the host's
+                 * "/job". cgroup-path.c translates it through the caller's
+                 * mountinfo, and refuses what it cannot translate soundly:
+                 * such a caller passes the directory as an fd instead. */
+                if (c->pid <= 0)
+                        return inject_error_set(err, -ESRCH, INJECT_ERROR_BAD_SCOPE,
+                                                "A cgroup path needs to know the caller's process; pass the cgroup "
+                                                "as a file descriptor ('cgroup_fd')");
+                r = cgroup_path_translate(c->pid, req->cgroup_path, &host_path);
+                if (r == -EINVAL)
+                        return inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE,
+                                                "The cgroup path '%s' must be absolute, without '.', '..', '//' or "
+                                                "blanks; or pass the cgroup as a file descriptor ('cgroup_fd')",
+                                                req->cgroup_path);
+                if (r == -EMEDIUMTYPE)
+                        return inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE,
+                                                "'%s' is not in a cgroup2 mount as you see it (or goes through a "
+                                                "symbolic link); pass the cgroup as a file descriptor ('cgroup_fd')",
+                                                req->cgroup_path);
+                if (r < 0)
+                        return inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE,
+                                                "Cannot tell what '%s' means to you: %s; pass the cgroup as a file "
+                                                "descriptor ('cgroup_fd')", req->cgroup_path, strerror(-r));
                 /* The path is opened here, but what counts is who owns what
                  * was opened, checked on the fd: no race with a rename. */
-                own_fd = open(req->cgroup_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                own_fd = open(host_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (own_fd < 0)
                         return inject_error_set(err, negative_errno(), INJECT_ERROR_BAD_SCOPE,
                                                 "Cannot open cgroup '%s': %m", req->cgroup_path);
                 fd = own_fd;
         }
+        /* An fd from a container's mount of its cgroup namespace leads
+         * (by "..", by its /proc/self/fd link) only as far as the
+         * namespace's root: its level and name would be counted from
+         * there. Reopened through the daemon's mount, they are the
+         * hierarchy's. Without CAP_DAC_READ_SEARCH (unit tests), or on a
+         * machine whose cgroup2 is not at CGROUP_ROOT, the fd is used as
+         * it came. */
+        reopened = scope_cgroup_reopen(fd);
+        if (reopened == -EMEDIUMTYPE)
+                return inject_error_set(err, reopened, INJECT_ERROR_BAD_SCOPE,
+                                        "The cgroup is not a cgroup2 directory");
+        if (reopened >= 0)
+                fd = reopened;
         r = scope_cgroup_from_fd(fd, &s->cgroup_id, &s->cgroup_level);
         if (r == -EMEDIUMTYPE)
                 return inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE, "The cgroup is not a cgroup2 directory");
@@ -253,8 +296,8 @@ static int resolve_explicit_cgroup(const Caller *c, const InjectRequest *req, Sc
 
 /* Whether the process pid is the caller's own: its uids, its /proc files
  * (which root owns when it is not dumpable), its pid namespace.
- * The cheap reads first; 1 yes, 0 no, negative errno. */
-static int process_is_callers(const Caller *c, const ProcNsRef *ns, pid_t pid) {
+ * The cheap reads first; 1 yes, 0 no (why says why), negative errno. */
+static int process_is_callers(const Caller *c, const ProcNsRef *ns, pid_t pid, char *why, size_t n) {
         ProcStatus st;
         uid_t owner;
         int r;
@@ -262,30 +305,61 @@ static int process_is_callers(const Caller *c, const ProcNsRef *ns, pid_t pid) {
         r = proc_status_read(pid, &st);
         if (r < 0)
                 return r;
-        if (task_is_system(pid, &st))
+        if (task_is_system(pid, &st)) {
+                snprintf(why, n, "it is the system's (init or a kernel thread)");
                 return 0;
+        }
         for (int i = 0; i < 4; i++)
-                if (st.uids[i] != c->uid)
+                if (st.uids[i] != c->uid) {
+                        snprintf(why, n, "it runs as uid %u, not as you (uid %u)", (unsigned) st.uids[i],
+                                 (unsigned) c->uid);
                         return 0;
+                }
         r = proc_dump_owner(pid, &owner);
         if (r < 0)
                 return r;
-        if (owner != c->uid)
+        if (owner != c->uid) {
+                snprintf(why, n, "it is not dumpable (setuid, or it made itself so)");
                 return 0;
-        return proc_ns_contains(ns, pid, &st);
+        }
+        r = proc_ns_contains(ns, pid, &st);
+        if (r == 0)
+                snprintf(why, n, "it is outside your pid namespace");
+        return r;
+}
+
+/* The process of a pidfd, as a pid here. The daemon's /proc is in the
+ * initial pid namespace, so fdinfo's "Pid:" names it whatever namespace
+ * the caller is in. */
+static int pidfd_resolve(const InjectRequest *req, pid_t *ret, InjectError *err) {
+        int r;
+
+        r = pidfd_get_pid(req->pidfd, ret);
+        if (r == -EBADF)
+                return inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE,
+                                        "'pidfd' is not a pidfd (one from pidfd_open(2) or clone(CLONE_PIDFD))");
+        if (r == -ESRCH)
+                return inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE, "The process of 'pidfd' has exited");
+        if (r < 0)
+                return inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE, "Cannot read 'pidfd': %s", strerror(-r));
+        return 0;
 }
 
 static int resolve_process(const Caller *c, const InjectRequest *req, ScopeResolution *s, InjectError *err) {
         ProcNsRef ns = {};
-        pid_t pid = c->pid;
-        int r;
+        pid_t pid = c->pid, tgid;
+        int mine, r;
 
         s->kind = INJECT_SCOPE_PROCESS;
         r = caller_ns(c, &ns);
         if (r < 0)
                 return inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE, "Cannot read your process %d: %s",
                                         (int) c->pid, strerror(-r));
-        if (req->pid > 0) {
+        if (req->pidfd >= 0) {
+                r = pidfd_resolve(req, &pid, err);
+                if (r < 0)
+                        return r;
+        } else if (req->pid > 0) {
                 /* A number from a nested pid namespace means what it means there. */
                 r = proc_ns_translate(&ns, req->pid, &pid);
                 if (r == -ESRCH)
@@ -297,14 +371,31 @@ static int resolve_process(const Caller *c, const InjectRequest *req, ScopeResol
         }
         s->pid = pid;
         snprintf(s->desc, sizeof(s->desc), "process:%d", (int) pid);
-        r = process_is_callers(c, &ns, pid);
+        r = mine = process_is_callers(c, &ns, pid, s->why, sizeof(s->why));
+        if (r >= 0)
+                r = scope_process(pid, &tgid, &s->start_ticks);
         if (r == -ENOENT)
                 return inject_error_set(err, -ESRCH, INJECT_ERROR_BAD_SCOPE, "No process with pid %d",
                                         (int) (req->pid > 0 ? req->pid : pid));
         if (r < 0)
                 return inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE, "Cannot read process %d: %s",
                                         (int) pid, strerror(-r));
-        s->foreign = !c->privileged && r == 0;
+        /* What was read above was read by pid. Still alive now, the pidfd's
+         * process has had that pid all along, so it was this process that
+         * was read; the start time it had then, checked again when the
+         * engine arms (request-pipeline.c), covers the time until then. */
+        if (req->pidfd >= 0) {
+                r = pidfd_is_alive(req->pidfd);
+                if (r == 0)
+                        return inject_error_set(err, -ESRCH, INJECT_ERROR_BAD_SCOPE,
+                                                "The process of 'pidfd' exited while it was checked");
+                if (r < 0)
+                        return inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE, "Cannot signal 'pidfd': %s",
+                                                strerror(-r));
+        }
+        s->foreign = !c->privileged && mine == 0;
+        if (!s->foreign)
+                s->why[0] = 0;
         return 0;
 }
 

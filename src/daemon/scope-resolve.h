@@ -10,7 +10,8 @@
  * /proc directory is the caller's (so it is dumpable: not a setuid program
  * or one that made itself non-dumpable) and it lives in the caller's pid
  * namespace or below it. A pid number from a caller in a nested pid
- * namespace means the process with that number there. A cgroup is the
+ * namespace means the process with that number there; a pidfd means its
+ * process wherever the caller is. A cgroup is the
  * caller's own when its directory is, it is not the root, and every task
  * in its subtree is the caller's by uid and pid namespace: the cheap checks
  * first, then a walk bounded by CGROUP_WALK_*. */
@@ -28,8 +29,10 @@ typedef struct ScopeResolution {
         uint64_t cgroup_id;
         uint32_t cgroup_level;
         pid_t pid;
+        uint64_t start_ticks;   /* process: its start time when it was checked, which arming must see */
         bool foreign;           /* global, another user's process, a cgroup not the caller's own */
         char desc[320];         /* "cgroup:/user.slice/...", "process:1234", "global" */
+        char why[160];          /* foreign: why, for a refusal's message ("" if nothing to add) */
 } ScopeResolution;
 
 int resolve_scope(const Caller *c, const InjectRequest *req, ScopeResolution *ret, InjectError *err);

@@ -22,14 +22,14 @@ static int is_cgroup2(int fd) {
         return sfs.f_type == CGROUP2_SUPER_MAGIC;
 }
 
-int scope_cgroup_from_fd(int fd, uint64_t *ret_id, uint32_t *ret_level) {
-        union {
-                struct file_handle fh;
-                char buf[sizeof(struct file_handle) + sizeof(uint64_t)];
-        } h = { .fh.handle_bytes = sizeof(uint64_t) };
-        _cleanup_close_ int cur = -1;
-        uint64_t id;
-        uint32_t level = 0;
+/* A cgroup2 directory's file handle: kernfs hands out the 64-bit cgroup
+ * id as the handle, which both naming the cgroup and reopening it use. */
+typedef union CgroupHandle {
+        struct file_handle fh;
+        char buf[sizeof(struct file_handle) + sizeof(uint64_t)];
+} CgroupHandle;
+
+static int cgroup_handle(int fd, CgroupHandle *ret) {
         int mnt_id, r;
 
         r = is_cgroup2(fd);
@@ -37,10 +37,22 @@ int scope_cgroup_from_fd(int fd, uint64_t *ret_id, uint32_t *ret_level) {
                 return r;
         if (r == 0)
                 return -EMEDIUMTYPE;
-
-        /* kernfs hands out the 64-bit cgroup id as the file handle. */
-        if (name_to_handle_at(fd, "", &h.fh, &mnt_id, AT_EMPTY_PATH) < 0)
+        ret->fh.handle_bytes = sizeof(uint64_t);
+        if (name_to_handle_at(fd, "", &ret->fh, &mnt_id, AT_EMPTY_PATH) < 0)
                 return negative_errno();
+        return 0;
+}
+
+int scope_cgroup_from_fd(int fd, uint64_t *ret_id, uint32_t *ret_level) {
+        CgroupHandle h;
+        _cleanup_close_ int cur = -1;
+        uint64_t id;
+        uint32_t level = 0;
+        int r;
+
+        r = cgroup_handle(fd, &h);
+        if (r < 0)
+                return r;
         memcpy(&id, h.fh.f_handle, sizeof(id));
 
         /* Count the steps up to the hierarchy's root: that is the level
@@ -188,6 +200,21 @@ int scope_process_alive(pid_t tgid, uint64_t start_ticks) {
         if (r < 0)
                 return r;
         return now == start_ticks;
+}
+
+int scope_cgroup_reopen(int fd) {
+        CgroupHandle h;
+        _cleanup_close_ int mnt = -1;
+        int r;
+
+        r = cgroup_handle(fd, &h);
+        if (r < 0)
+                return r;
+        mnt = open(CGROUP_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (mnt < 0)
+                return negative_errno();
+        r = open_by_handle_at(mnt, &h.fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return r < 0 ? negative_errno() : r;
 }
 
 int scope_cgroup_alive(uint64_t cgroup_id) {

@@ -9,8 +9,17 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* fd is an open cgroup2 directory. Level 0 is the hierarchy's root. */
+/* fd is an open cgroup2 directory. Level 0 is the hierarchy's root, as
+ * far as ".." leads from fd: through the mount fd was opened in, which in
+ * a cgroup namespace's mount ends at the namespace's root. Reopen such an
+ * fd with scope_cgroup_reopen() first. */
 int scope_cgroup_from_fd(int fd, uint64_t *ret_id, uint32_t *ret_level);
+
+/* The cgroup directory fd names, opened anew through the hierarchy's
+ * root at CGROUP_ROOT (open_by_handle_at(), CAP_DAC_READ_SEARCH), so that
+ * ".." and /proc/self/fd/N lead where they do for the daemon, whatever
+ * mount the fd came from. The new fd, or negative errno. */
+int scope_cgroup_reopen(int fd);
 int scope_cgroup_from_path(const char *path, uint64_t *ret_id, uint32_t *ret_level);
 
 /* The cgroup the calling process (or pid, if > 0) belongs to, as a path

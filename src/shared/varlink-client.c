@@ -25,7 +25,41 @@ struct VarlinkClient {
         size_t in_scanned;
         char *error;  /* name of the last error reply */
         bool broken;  /* a call failed midway: replies may be out of step */
+        int fds[VARLINK_MESSAGE_FDS_MAX]; /* borrowed, for the next call */
+        unsigned n_fds;
 };
+
+int varlink_client_push_fd(VarlinkClient *c, int fd) {
+        if (!c || fd < 0)
+                return -EINVAL;
+        if (c->n_fds >= VARLINK_MESSAGE_FDS_MAX)
+                return -E2BIG;
+        c->fds[c->n_fds] = fd;
+        return (int) c->n_fds++;
+}
+
+/* The first send of a message: with the pushed fds, if any, which the
+ * kernel attaches to these bytes only. */
+static ssize_t client_send_first(VarlinkClient *c, const char *s, size_t len) {
+        union {
+                struct cmsghdr align;
+                char buf[CMSG_SPACE(sizeof(int) * VARLINK_MESSAGE_FDS_MAX)];
+        } control = {};
+        struct iovec iov = { .iov_base = (char *) s, .iov_len = len };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+        struct cmsghdr *cm;
+
+        if (c->n_fds == 0)
+                return send(c->fd, s, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+        mh.msg_control = &control;
+        mh.msg_controllen = CMSG_SPACE(sizeof(int) * c->n_fds);
+        cm = CMSG_FIRSTHDR(&mh);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int) * c->n_fds);
+        memcpy(CMSG_DATA(cm), c->fds, sizeof(int) * c->n_fds);
+        return sendmsg(c->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
 
 static uint64_t client_deadline(VarlinkClient *c) {
         uint64_t n = now_usec(CLOCK_MONOTONIC);
@@ -134,16 +168,15 @@ void varlink_client_set_timeout(VarlinkClient *c, uint64_t usec) {
                 c->timeout = usec;
 }
 
-/* Builds a call message; -EINVAL for a bad method name or parameters,
- * -EILSEQ for invalid UTF-8, which the server would refuse. */
-static int client_send(VarlinkClient *c, const char *method, json_object *params, bool more, bool oneway) {
+/* One call on the wire. */
+static int client_send_fds(VarlinkClient *c, const char *method, json_object *params, bool more, bool oneway) {
         _cleanup_json_ json_object *msg = NULL;
         const char *s;
         size_t len, done = 0;
         uint64_t deadline;
         int r;
 
-        if (!c || !varlink_qualified_name_is_valid(method))
+        if (!varlink_qualified_name_is_valid(method))
                 return -EINVAL;
         if (params && !json_object_is_type(params, json_type_object))
                 return -EINVAL;
@@ -162,7 +195,8 @@ static int client_send(VarlinkClient *c, const char *method, json_object *params
         while (done < len) {
                 ssize_t n;
 
-                n = send(c->fd, s + done, len - done, MSG_DONTWAIT | MSG_NOSIGNAL);
+                n = done == 0 ? client_send_first(c, s, len) :
+                                send(c->fd, s + done, len - done, MSG_DONTWAIT | MSG_NOSIGNAL);
                 if (n < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -186,6 +220,19 @@ static int client_send(VarlinkClient *c, const char *method, json_object *params
 
 broken:
         c->broken = true;
+        return r;
+}
+
+/* Builds a call message and sends it with the pushed fds; -EINVAL for a
+ * bad method name or parameters, -EILSEQ for invalid UTF-8, which the
+ * server would refuse. */
+static int client_send(VarlinkClient *c, const char *method, json_object *params, bool more, bool oneway) {
+        int r;
+
+        if (!c)
+                return -EINVAL;
+        r = client_send_fds(c, method, params, more, oneway);
+        c->n_fds = 0;   /* sent, or not to be sent with another call */
         return r;
 }
 

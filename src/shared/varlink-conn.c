@@ -25,7 +25,15 @@ VarlinkConn *varlink_conn_ref(VarlinkConn *c) {
         return c;
 }
 
+static void conn_drop_fds(VarlinkConn *c) {
+        for (unsigned i = 0; i < c->n_in_fds; i++)
+                fd_batch_done(&c->in_fds[i]);
+        c->n_in_fds = 0;
+        fd_batch_done(&c->call_fds);
+}
+
 static VarlinkConn *conn_free(VarlinkConn *c) {
+        conn_drop_fds(c);
         sd_event_source_disable_unref(c->io_source);
         sd_event_source_disable_unref(c->defer_source);
         safe_close(c->fd);
@@ -123,6 +131,7 @@ void conn_disconnect(VarlinkConn *c) {
         c->fd = safe_close(c->fd);
         buffer_done(&c->in);
         buffer_done(&c->out);
+        conn_drop_fds(c);
 
         if (c->prev)
                 c->prev->next = c->next;
@@ -233,6 +242,28 @@ int conn_error_string(VarlinkConn *c, const char *error_name, const char *key, c
         return varlink_error(c, error_name, p);
 }
 
+unsigned varlink_conn_n_fds(VarlinkConn *c) {
+        return c ? c->call_fds.n : 0;
+}
+
+int varlink_conn_peek_fd(VarlinkConn *c, unsigned index) {
+        if (!c)
+                return -EINVAL;
+        if (!c->call_pending)
+                return -EBUSY;
+        if (index >= c->call_fds.n || c->call_fds.fds[index] < 0)
+                return -ENXIO;
+        return c->call_fds.fds[index];
+}
+
+int varlink_conn_take_fd(VarlinkConn *c, unsigned index) {
+        int fd = varlink_conn_peek_fd(c, index);
+
+        if (fd >= 0)
+                c->call_fds.fds[index] = -1;
+        return fd;
+}
+
 int varlink_error_invalid_parameter(VarlinkConn *c, const char *name) {
         if (!name)
                 return -EINVAL;
@@ -254,7 +285,12 @@ static int conn_dispatch(VarlinkConn *c, const char *text, size_t len) {
         c->call_flags = call.flags;
         c->last_active_usec = now_usec(CLOCK_MONOTONIC);
 
-        if (call.upgrade)
+        m = server_find_method(c->server, call.method);
+        if (c->call_fds.n > (m ? m->fds_max : 0))
+                /* Not what this method takes: refused before its handler
+                 * runs, and closed with the call (conn_process()). */
+                r = varlink_error_invalid_parameter(c, "fds");
+        else if (call.upgrade)
                 /* We have no method that hands the connection over to
                  * another protocol. */
                 r = varlink_error_invalid_parameter(c, "upgrade");
@@ -262,7 +298,7 @@ static int conn_dispatch(VarlinkConn *c, const char *text, size_t len) {
                 r = service_get_info(c, call.parameters);
         else if (strcmp(call.method, SERVICE_INTERFACE ".GetInterfaceDescription") == 0)
                 r = service_get_interface_description(c, call.parameters);
-        else if ((m = server_find_method(c->server, call.method)))
+        else if (m)
                 r = m->callback(c, call.parameters, c->call_flags, m->userdata);
         else
                 r = service_route_unbound(c, call.method);
@@ -281,12 +317,51 @@ static int conn_dispatch(VarlinkConn *c, const char *text, size_t len) {
         return 0;
 }
 
-/* Reads what is available, up to a full input buffer. */
+/* Files fds that arrived with the n bytes just read under the message
+ * they belong to. A sender attaches fds to the first byte of a message,
+ * and the kernel ends a read right after the bytes that carried fds, so
+ * the owner is the last message that starts among those n bytes. fds
+ * anywhere else (no message starts there, or a message already has
+ * some) break the protocol: -EBADMSG. */
+static int conn_file_fds(VarlinkConn *c, size_t n, const int *fds, unsigned n_fds) {
+        const char *chunk = c->in.data + c->in.end - n;
+        size_t before = buffer_used(&c->in) - n;
+        uint64_t start;
+        size_t i;
+
+        /* The last NUL before the chunk's last byte ends the message
+         * before the one that owns the fds. */
+        for (i = n - 1; i > 0 && chunk[i - 1] != 0; i--)
+                ;
+        if (i == 0 && before > 0 && chunk[-1] != 0)
+                return -EBADMSG;        /* the chunk starts in the middle of a message */
+        start = c->in_offset + before + i;
+        if (c->n_in_fds > 0 && c->in_fds[c->n_in_fds - 1].offset >= start)
+                return -EBADMSG;
+        if (c->n_in_fds >= VARLINK_FD_BATCHES_MAX)
+                return -EBADMSG;        /* not reached: reading stops before */
+
+        c->in_fds[c->n_in_fds] = (FdBatch) { .offset = start, .n = n_fds };
+        memcpy(c->in_fds[c->n_in_fds].fds, fds, n_fds * sizeof(int));
+        c->n_in_fds++;
+        return 0;
+}
+
+/* Reads what is available, up to a full input buffer, or until fds of
+ * VARLINK_FD_BATCHES_MAX messages wait for their dispatch. */
 static void conn_read(VarlinkConn *c) {
-        for (;;) {
+        while (c->n_in_fds < VARLINK_FD_BATCHES_MAX) {
+                int fds[VARLINK_MESSAGE_FDS_MAX];
+                unsigned n_fds = 0;
                 /* Room for one message and its NUL; pipelined calls wait
                  * in the kernel's socket buffer beyond that. */
-                ssize_t n = buffer_recv(&c->in, c->fd, VARLINK_MESSAGE_MAX + 1);
+                ssize_t n = buffer_recv_fds(&c->in, c->fd, VARLINK_MESSAGE_MAX + 1, fds, ELEMENTSOF(fds), &n_fds);
+
+                if (n > 0 && n_fds > 0 && conn_file_fds(c, n, fds, n_fds) < 0) {
+                        for (unsigned i = 0; i < n_fds; i++)
+                                safe_close(fds[i]);
+                        n = -EBADMSG;
+                }
 
                 if (n == -ENOBUFS || n == -EAGAIN)
                         return;
@@ -343,7 +418,7 @@ static void conn_update_events(VarlinkConn *c) {
                 return;
         }
 
-        if (!c->read_eof && buffer_used(&c->in) <= VARLINK_MESSAGE_MAX)
+        if (!c->read_eof && buffer_used(&c->in) <= VARLINK_MESSAGE_MAX && c->n_in_fds < VARLINK_FD_BATCHES_MAX)
                 events |= EPOLLIN;
         if (buffer_used(&c->out) > 0)
                 events |= EPOLLOUT;
@@ -378,10 +453,18 @@ static void conn_process(VarlinkConn *c) {
                         break;
                 }
 
+                /* The fds that came with this message, if any, are the
+                 * call's while it is dispatched. */
+                if (c->n_in_fds > 0 && c->in_fds[0].offset == c->in_offset) {
+                        c->call_fds = c->in_fds[0];
+                        memmove(c->in_fds, c->in_fds + 1, --c->n_in_fds * sizeof(FdBatch));
+                }
                 r = conn_dispatch(c, c->in.data + c->in.start, len);
+                fd_batch_done(&c->call_fds);    /* what the handler did not take */
                 if (c->disconnected)
                         return;
                 buffer_consume(&c->in, len + 1);
+                c->in_offset += len + 1;
                 c->in_scanned = 0;
                 if (r < 0)
                         c->dead = true;

@@ -53,6 +53,14 @@ int buffer_append(Buffer *b, const char *data, size_t n, size_t cap);
  * is there, or -errno. */
 ssize_t buffer_recv(Buffer *b, int fd, size_t cap);
 
+/* Like buffer_recv(), with recvmsg(): file descriptors sent with the
+ * bytes read (SCM_RIGHTS) are put in fds[0..*ret_n_fds), close-on-exec
+ * (MSG_CMSG_CLOEXEC). More than fds_max of them, or control data cut
+ * short (MSG_CTRUNC), is -EBADMSG, with every fd that arrived closed:
+ * the kernel closes what did not fit, and the message they came with
+ * cannot be told apart from a complete one. */
+ssize_t buffer_recv_fds(Buffer *b, int fd, size_t cap, int *fds, unsigned fds_max, unsigned *ret_n_fds);
+
 /* Looks for the NUL that ends the first message, starting where the last
  * search left off (*scanned bytes are known to have none), so that a
  * message arriving byte by byte is not rescanned each time. Returns 1 and
@@ -105,7 +113,19 @@ typedef struct Method {
         char *name;
         VarlinkMethodFn callback;
         void *userdata;
+        unsigned fds_max;       /* fds a call may carry (varlink_server_bind_method_fds()) */
 } Method;
+
+/* File descriptors that came with the first byte of a message: offset is
+ * where that message starts in the connection's input stream. */
+typedef struct FdBatch {
+        uint64_t offset;
+        int fds[VARLINK_MESSAGE_FDS_MAX];
+        unsigned n;
+} FdBatch;
+
+/* Closes every fd of the batch and empties it. */
+void fd_batch_done(FdBatch *b);
 
 typedef struct Interface {
         char *name;
@@ -156,6 +176,13 @@ struct VarlinkConn {
 
         Buffer in, out;
         size_t in_scanned;
+        uint64_t in_offset;     /* where in.start is in the input stream */
+
+        /* fds received and not yet handed to their call, in stream order,
+         * and the fds of the call being dispatched. */
+        FdBatch in_fds[VARLINK_FD_BATCHES_MAX];
+        unsigned n_in_fds;
+        FdBatch call_fds;
 
         bool call_pending;
         VarlinkMethodFlags call_flags;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <unistd.h>
 
 #include "json-build.h"
 #include "json-reader.h"
@@ -102,6 +103,85 @@ ssize_t buffer_recv(Buffer *b, int fd, size_t cap) {
                         return negative_errno();
                 }
                 b->end += n;
+                return n;
+        }
+}
+
+void fd_batch_done(FdBatch *b) {
+        for (unsigned i = 0; i < b->n; i++)
+                safe_close(b->fds[i]);
+        *b = (FdBatch) {};
+}
+
+/* Takes the fds out of every SCM_RIGHTS of mh; -EBADMSG past fds_max
+ * (those are closed). */
+static int cmsg_take_fds(struct msghdr *mh, int *fds, unsigned fds_max, unsigned *n) {
+        int r = 0;
+
+        for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
+                size_t k;
+
+                if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+                        continue;
+                k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                for (size_t i = 0; i < k; i++) {
+                        int f;
+
+                        memcpy(&f, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+                        if (*n < fds_max)
+                                fds[(*n)++] = f;
+                        else {
+                                safe_close(f);
+                                r = -EBADMSG;
+                        }
+                }
+        }
+        return r;
+}
+
+ssize_t buffer_recv_fds(Buffer *b, int fd, size_t cap, int *fds, unsigned fds_max, unsigned *ret_n_fds) {
+        /* Room for one more fd than allowed, so that too many is seen
+         * as such rather than as a cut. */
+        union {
+                struct cmsghdr align;
+                char buf[CMSG_SPACE(sizeof(int) * (VARLINK_MESSAGE_FDS_MAX + 1))];
+        } control;
+
+        *ret_n_fds = 0;
+        for (;;) {
+                struct iovec iov;
+                struct msghdr mh = {
+                        .msg_iov = &iov,
+                        .msg_iovlen = 1,
+                        .msg_control = &control,
+                        .msg_controllen = sizeof(control),
+                };
+                ssize_t room, n;
+                int r;
+
+                room = buffer_reserve(b, READ_CHUNK, cap);
+                if (room < 0)
+                        return room;
+                if (room == 0)
+                        return -ENOBUFS;
+                iov = (struct iovec) { .iov_base = b->data + b->end, .iov_len = room };
+
+                n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                b->end += n;
+                r = cmsg_take_fds(&mh, fds, fds_max, ret_n_fds);
+                if (r >= 0 && (mh.msg_flags & MSG_CTRUNC))
+                        r = -EBADMSG;
+                if (r < 0) {
+                        for (unsigned i = 0; i < *ret_n_fds; i++)
+                                safe_close(fds[i]);
+                        *ret_n_fds = 0;
+                        return r;
+                }
                 return n;
         }
 }

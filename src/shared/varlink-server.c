@@ -155,10 +155,15 @@ int varlink_server_add_interface(VarlinkServer *s, const char *name, const char 
 }
 
 int varlink_server_bind_method(VarlinkServer *s, const char *method, VarlinkMethodFn callback, void *userdata) {
+        return varlink_server_bind_method_fds(s, method, 0, callback, userdata);
+}
+
+int varlink_server_bind_method_fds(VarlinkServer *s, const char *method, unsigned fds_max, VarlinkMethodFn callback,
+                                   void *userdata) {
         _cleanup_free_ char *n = NULL;
         Method *p;
 
-        if (!s || !callback || !varlink_qualified_name_is_valid(method))
+        if (!s || !callback || !varlink_qualified_name_is_valid(method) || fds_max > VARLINK_MESSAGE_FDS_MAX)
                 return -EINVAL;
         if (strncmp(method, SERVICE_INTERFACE ".", strlen(SERVICE_INTERFACE ".")) == 0)
                 return -EINVAL;
@@ -177,6 +182,7 @@ int varlink_server_bind_method(VarlinkServer *s, const char *method, VarlinkMeth
                 .name = TAKE_PTR(n),
                 .callback = callback,
                 .userdata = userdata,
+                .fds_max = fds_max,
         };
         return 0;
 }

@@ -53,6 +53,15 @@
  * its owner holds it open (varlink_conn_set_keep_idle()). */
 #define VARLINK_IDLE_TIMEOUT_USEC_DEFAULT (UINT64_C(120) * UINT64_C(1000000))
 
+/* File descriptors (SCM_RIGHTS) one message may carry, and how many
+ * messages' worth a connection holds before they are dispatched. A
+ * message with more fds breaks the protocol and closes the connection; a
+ * connection with VARLINK_FD_BATCHES_MAX batches waiting reads nothing
+ * more until one is dispatched. Together they bound the descriptors a
+ * client can make the server hold: 8 per connection. */
+#define VARLINK_MESSAGE_FDS_MAX 4U
+#define VARLINK_FD_BATCHES_MAX 2U
+
 /* Default client timeout, per message awaited. */
 #define VARLINK_CLIENT_TIMEOUT_USEC_DEFAULT (UINT64_C(30) * UINT64_C(1000000))
 #define VARLINK_TIMEOUT_INFINITY UINT64_MAX
@@ -153,6 +162,15 @@ int varlink_server_add_interface(VarlinkServer *s, const char *name, const char 
  * already bound. */
 int varlink_server_bind_method(VarlinkServer *s, const char *method, VarlinkMethodFn callback, void *userdata);
 
+/* The same, for a method whose calls may carry up to fds_max (at most
+ * VARLINK_MESSAGE_FDS_MAX) file descriptors, which the handler reads with
+ * varlink_conn_peek_fd() or takes with varlink_conn_take_fd(). A call
+ * with more fds than its method takes (any, for a method bound without
+ * this) is answered org.varlink.service.InvalidParameter {"parameter":
+ * "fds"} without calling the handler, and its fds are closed. */
+int varlink_server_bind_method_fds(VarlinkServer *s, const char *method, unsigned fds_max, VarlinkMethodFn callback,
+                                   void *userdata);
+
 int varlink_server_set_connect_callback(VarlinkServer *s, VarlinkConnectFn callback, void *userdata);
 int varlink_server_set_disconnect_callback(VarlinkServer *s, VarlinkDisconnectFn callback, void *userdata);
 
@@ -226,6 +244,16 @@ void *varlink_conn_get_userdata(VarlinkConn *c);
 /* Bytes queued and not yet sent, so a streaming producer can drop events
  * before hitting VARLINK_OUTPUT_MAX. */
 size_t varlink_conn_get_output_queued(VarlinkConn *c);
+
+/* The file descriptors that came with the call being dispatched, for its
+ * handler. Parameters name them by index (0 is the first fd of the
+ * message). peek borrows: the fd is closed when the handler returns,
+ * unless taken; take hands it over to the caller. Both return -ENXIO for
+ * an index the call did not bring (or already taken), -EBUSY outside a
+ * handler. A handler that answers later takes what it needs first. */
+unsigned varlink_conn_n_fds(VarlinkConn *c);
+int varlink_conn_peek_fd(VarlinkConn *c, unsigned index);
+int varlink_conn_take_fd(VarlinkConn *c, unsigned index);
 
 /* Closes the connection on the next event loop iteration, dropping
  * unsent output. Safe to call from a handler. */
@@ -324,6 +352,13 @@ int varlink_client_call(
                 json_object *params,
                 json_object **ret_reply_params,
                 const char **ret_error);
+
+/* Attaches fd (borrowed: it must stay open until the next call is sent)
+ * to the next call sent, and returns its index, which the call's
+ * parameters use to name it. At most VARLINK_MESSAGE_FDS_MAX per call
+ * (-E2BIG). Sent with the first byte of the call (SCM_RIGHTS); the
+ * list empties when the call is sent or fails. */
+int varlink_client_push_fd(VarlinkClient *c, int fd);
 
 /* Sends a call with "oneway": no reply comes. */
 int varlink_client_call_oneway(VarlinkClient *c, const char *method, json_object *params);

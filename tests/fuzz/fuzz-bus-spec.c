@@ -27,7 +27,7 @@
 #include "json-util.h"
 
 static const char *const keys[] = {
-        "function", "error", "retval", "duration_usec", "scope", "cgroup", "cgroup_fd", "pid",
+        "function", "error", "retval", "duration_usec", "scope", "cgroup", "cgroup_fd", "pid", "pidfd",
         "comm", "callers", "after", "every", "times", "probability", "backend", "detach",
         "interactive",
 };
@@ -139,7 +139,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_json_ json_object *spec = NULL;
         Reader r = { data, data + size };
-        int cgroup_fd = -1, k;
+        int fds[REQUEST_FDS_MAX], k;
+        size_t n_fds = 0;
         uint8_t b;
 
         if (sd_bus_message_new_method_call(bus, &m, "org.injectd.Injector1", "/org/injectd/Injector1",
@@ -176,21 +177,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             sd_bus_message_rewind(m, true) < 0)
                 abort();
 
-        k = bus_read_inject_spec(m, &spec, &cgroup_fd, &error);
-        if (k < 0) {
-                if (cgroup_fd >= 0)
-                        close(cgroup_fd);
+        k = bus_read_inject_spec(m, &spec, fds, &n_fds, &error);
+        if (k < 0)
                 return 0;
-        }
         FUZZ_ASSERT(spec && json_object_is_type(spec, json_type_object));
         FUZZ_ASSERT(!sd_bus_error_is_set(&error));
-        if (cgroup_fd >= 0)
-                close(cgroup_fd);
+        FUZZ_ASSERT(n_fds <= 2);
 
-        /* A cgroup fd is taken aside; "cgroup_fd" of another type gets
-         * into the JSON, where it is an unknown key. */
-        if (!fuzz_check_request(spec))
-                return 0;
-        FUZZ_ASSERT(!json_object_object_get_ex(spec, "cgroup_fd", NULL));
+        /* An fd key is an index among the fds read, and only an h is. */
+        for (const char *const *key = (const char *const[]) { "cgroup_fd", "pidfd", NULL }; *key; key++) {
+                json_object *v;
+
+                if (json_object_object_get_ex(spec, *key, &v))
+                        FUZZ_ASSERT(json_object_is_type(v, json_type_int) &&
+                                    json_object_get_int64(v) >= 0 && (size_t) json_object_get_int64(v) < n_fds);
+        }
+        (void) fuzz_check_request(spec);
         return 0;
 }

@@ -202,7 +202,7 @@ void inject_json(Manager *m, const Caller *c, const char *json, void *owner, Inj
         if (!o)
                 test_fail("the test's request is not JSON: %s", json);
         *res = (InjectResult) {};
-        ASSERT_OK(manager_inject(m, c, o, -1, owner, on_inject, res, ret));
+        ASSERT_OK(manager_inject(m, c, o, NULL, 0, owner, on_inject, res, ret));
         json_object_put(o);
 }
 

@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "fake-engine.h"
+#include "scope.h"
 #include "time-util.h"
 
 #define FAKE_MAX 512
@@ -39,6 +40,7 @@ static struct {
         size_t n_pinned;
         uint64_t next_id;
         int fail_next_arm;
+        uint64_t recycled_start;        /* 0: none */
         const char *fail_next_name;
         unsigned n_arms, n_disarms;
         FakeArm last_arm;
@@ -54,6 +56,10 @@ void fake_engine_reset(void) {
                 close(fake.events_fd);
         memset(&fake, 0, sizeof(fake));
         fake.events_fd = -1;
+}
+
+void fake_engine_recycle_next_pid(uint64_t start_ticks) {
+        fake.recycled_start = start_ticks;
 }
 
 void fake_engine_fail_next_arm(int r, const char *error_name) {
@@ -284,7 +290,7 @@ int engine_check(Engine *e, const InjectSpec *spec, InjectError *err) {
 
 int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectError *err) {
         FakeInjection *f;
-        uint64_t now;
+        uint64_t now, start_ticks = 0;
         int r;
 
         r = engine_check(e, spec, err);
@@ -305,6 +311,18 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
         if (fake.n_armed >= FAKE_MAX)
                 return inject_error_set(err, -EUSERS, INJECT_ERROR_TOO_MANY, "The fake engine is full");
 
+        /* As the real engine: the process's start time, read now. */
+        if (spec->scope == INJECT_SCOPE_PROCESS) {
+                pid_t tgid;
+
+                r = scope_process(spec->pid, &tgid, &start_ticks);
+                if (r < 0)
+                        return inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE, "No process %d", (int) spec->pid);
+                if (fake.recycled_start) {
+                        start_ticks = fake.recycled_start;
+                        fake.recycled_start = 0;
+                }
+        }
         now = now_nsec(CLOCK_BOOTTIME);
         f = &fake.armed[fake.n_armed++];
         *f = (FakeInjection) {};
@@ -321,6 +339,7 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
                 .cgroup_level = spec->cgroup_level,
                 .scope_id = spec->scope == INJECT_SCOPE_CGROUP ? spec->cgroup_id :
                             spec->scope == INJECT_SCOPE_PROCESS ? (uint64_t) spec->pid : 0,
+                .start_ticks = start_ticks,
                 .after = spec->after,
                 .every = spec->every ?: 1,
                 .times = spec->times,

@@ -42,6 +42,11 @@ void fake_engine_reset(void);
  * (NULL: KernelRefused), after checking the function like the real one. */
 void fake_engine_fail_next_arm(int r, const char *error_name);
 
+/* The next engine_arm() of a process scope reads this start time for the
+ * process instead of its real one, as it would if the pid had been
+ * recycled since the request was checked. */
+void fake_engine_recycle_next_pid(uint64_t start_ticks);
+
 unsigned fake_engine_n_arms(void);      /* successful engine_arm() calls */
 unsigned fake_engine_n_disarms(void);   /* successful engine_disarm() calls */
 size_t fake_engine_n_armed(void);       /* injections armed now */

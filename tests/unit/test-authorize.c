@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 
 #include "authorize.h"
 #include "core-test-util.h"
+#include "pidfd-util.h"
 #include "policy-check.h"
 #include "request.h"
 #include "scope-resolve.h"
@@ -37,6 +39,63 @@ static int resolve(const Caller *c, InjectRequest req, ScopeResolution *s, Injec
 
 /* ---- processes ---- */
 
+/* A pidfd names its process as a pid does; anything else, or a process
+ * that has exited, is refused with a message that says so. */
+static void test_pidfd_scopes(void) {
+        Caller c = caller_of(test_uid(), own_pid());
+        ScopeResolution s, by_pid;
+        InjectError err;
+        int fd, other;
+        pid_t child;
+
+        ASSERT_OK(resolve(&c, (InjectRequest) { .scope = REQUEST_SCOPE_PROCESS, .pid = own_pid(), .cgroup_fd = -1,
+                                                .pidfd = -1 }, &by_pid, &err));
+        fd = pidfd_open_pid(own_pid());
+        if (fd == -ENOSYS) {
+                printf("pidfd cases skipped: no pidfd_open() here\n");
+                return;
+        }
+        ASSERT_OK(fd);
+        ASSERT_OK(resolve(&c, (InjectRequest) { .scope = REQUEST_SCOPE_PROCESS, .cgroup_fd = -1, .pidfd = fd },
+                          &s, &err));
+        ASSERT_EQ(s.pid, own_pid());
+        ASSERT_EQ(s.foreign, by_pid.foreign);
+        ASSERT_EQ(s.start_ticks, by_pid.start_ticks);
+        close(fd);
+
+        /* pid 1 by pidfd: foreign, and the refusal will say why. */
+        fd = pidfd_open_pid(1);
+        ASSERT_OK(fd);
+        ASSERT_OK(resolve(&c, (InjectRequest) { .scope = REQUEST_SCOPE_PROCESS, .cgroup_fd = -1, .pidfd = fd },
+                          &s, &err));
+        ASSERT_EQ(s.pid, 1);
+        ASSERT_TRUE(s.foreign);
+        ASSERT_TRUE(strstr(s.why, "system") != NULL);
+        close(fd);
+
+        /* Not a pidfd. */
+        other = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        ASSERT_OK(other);
+        ASSERT_EQ(resolve(&c, (InjectRequest) { .scope = REQUEST_SCOPE_PROCESS, .cgroup_fd = -1, .pidfd = other },
+                          &s, &err), -EBADF);
+        ASSERT_STREQ(err.name, INJECT_ERROR_BAD_SCOPE);
+        ASSERT_TRUE(strstr(err.message, "not a pidfd") != NULL);
+        close(other);
+
+        /* An exited (and reaped) process. */
+        child = fork();
+        ASSERT_TRUE(child >= 0);
+        if (child == 0)
+                _exit(0);
+        fd = pidfd_open_pid(child);
+        ASSERT_OK(fd);
+        ASSERT_EQ(waitpid(child, NULL, 0), child);
+        ASSERT_EQ(resolve(&c, (InjectRequest) { .scope = REQUEST_SCOPE_PROCESS, .cgroup_fd = -1, .pidfd = fd },
+                          &s, &err), -ESRCH);
+        ASSERT_TRUE(strstr(err.message, "exited") != NULL);
+        close(fd);
+}
+
 static void test_process_scopes(void) {
         Caller c = caller_of(test_uid(), own_pid());
         Caller root = caller_of(0, own_pid());
@@ -45,7 +104,7 @@ static void test_process_scopes(void) {
         char desc[32];
 
         /* Its own process: not foreign. */
-        ASSERT_OK(resolve(&c, (InjectRequest) { .scope = REQUEST_SCOPE_PROCESS, .pid = own_pid(), .cgroup_fd = -1 },
+        ASSERT_OK(resolve(&c, (InjectRequest) { .scope = REQUEST_SCOPE_PROCESS, .pid = own_pid(), .cgroup_fd = -1, .pidfd = -1 },
                           &s, &err));
         ASSERT_EQ(s.kind, INJECT_SCOPE_PROCESS);
         ASSERT_EQ(s.pid, own_pid());
@@ -54,20 +113,20 @@ static void test_process_scopes(void) {
         ASSERT_STREQ(s.desc, desc);
 
         /* No pid: the caller itself. */
-        ASSERT_OK(resolve(&c, (InjectRequest) { .scope = REQUEST_SCOPE_PROCESS, .cgroup_fd = -1 }, &s, &err));
+        ASSERT_OK(resolve(&c, (InjectRequest) { .scope = REQUEST_SCOPE_PROCESS, .cgroup_fd = -1, .pidfd = -1 }, &s, &err));
         ASSERT_EQ(s.pid, own_pid());
         ASSERT_FALSE(s.foreign);
 
         /* pid 1 is root's: foreign for the user, not for root. */
-        ASSERT_OK(resolve(&c, (InjectRequest) { .scope = REQUEST_SCOPE_PROCESS, .pid = 1, .cgroup_fd = -1 }, &s, &err));
+        ASSERT_OK(resolve(&c, (InjectRequest) { .scope = REQUEST_SCOPE_PROCESS, .pid = 1, .cgroup_fd = -1, .pidfd = -1 }, &s, &err));
         ASSERT_TRUE(s.foreign);
-        ASSERT_OK(resolve(&root, (InjectRequest) { .scope = REQUEST_SCOPE_PROCESS, .pid = 1, .cgroup_fd = -1 }, &s, &err));
+        ASSERT_OK(resolve(&root, (InjectRequest) { .scope = REQUEST_SCOPE_PROCESS, .pid = 1, .cgroup_fd = -1, .pidfd = -1 }, &s, &err));
         ASSERT_FALSE(s.foreign);
         /* An unprivileged uid 0 (root in a container) owns neither pid 1 nor kthreadd. */
         root.privileged = false;
-        ASSERT_OK(resolve(&root, (InjectRequest) { .scope = REQUEST_SCOPE_PROCESS, .pid = 1, .cgroup_fd = -1 }, &s, &err));
+        ASSERT_OK(resolve(&root, (InjectRequest) { .scope = REQUEST_SCOPE_PROCESS, .pid = 1, .cgroup_fd = -1, .pidfd = -1 }, &s, &err));
         ASSERT_TRUE(s.foreign);
-        if (resolve(&root, (InjectRequest) { .scope = REQUEST_SCOPE_PROCESS, .pid = 2, .cgroup_fd = -1 }, &s, &err) >= 0)
+        if (resolve(&root, (InjectRequest) { .scope = REQUEST_SCOPE_PROCESS, .pid = 2, .cgroup_fd = -1, .pidfd = -1 }, &s, &err) >= 0)
                 ASSERT_TRUE(s.foreign);
         root.privileged = true;
 
@@ -77,23 +136,23 @@ static void test_process_scopes(void) {
                 Caller other = caller_of(other_uid(), own_pid());
 
                 ASSERT_OK(resolve(&other, (InjectRequest) { .scope = REQUEST_SCOPE_PROCESS, .pid = pid,
-                                                            .cgroup_fd = -1 }, &s, &err));
+                                                            .cgroup_fd = -1, .pidfd = -1 }, &s, &err));
                 ASSERT_TRUE(s.foreign);
                 kill_owned(pid);
         } else
                 printf("  skipped: another user's process (needs root to start one)\n");
 
         /* Nothing there. */
-        ASSERT_RET(resolve(&c, (InjectRequest) { .scope = REQUEST_SCOPE_PROCESS, .pid = 2147483647, .cgroup_fd = -1 },
+        ASSERT_RET(resolve(&c, (InjectRequest) { .scope = REQUEST_SCOPE_PROCESS, .pid = 2147483647, .cgroup_fd = -1, .pidfd = -1 },
                            &s, &err), -ESRCH);
         ASSERT_STREQ(err.name, INJECT_ERROR_BAD_SCOPE);
 
         /* global: foreign for everyone but root. */
-        ASSERT_OK(resolve(&c, (InjectRequest) { .scope = REQUEST_SCOPE_GLOBAL, .cgroup_fd = -1 }, &s, &err));
+        ASSERT_OK(resolve(&c, (InjectRequest) { .scope = REQUEST_SCOPE_GLOBAL, .cgroup_fd = -1, .pidfd = -1 }, &s, &err));
         ASSERT_EQ(s.kind, INJECT_SCOPE_GLOBAL);
         ASSERT_TRUE(s.foreign);
         ASSERT_STREQ(s.desc, "global");
-        ASSERT_OK(resolve(&root, (InjectRequest) { .scope = REQUEST_SCOPE_GLOBAL, .cgroup_fd = -1 }, &s, &err));
+        ASSERT_OK(resolve(&root, (InjectRequest) { .scope = REQUEST_SCOPE_GLOBAL, .cgroup_fd = -1, .pidfd = -1 }, &s, &err));
         ASSERT_FALSE(s.foreign);
 }
 
@@ -174,26 +233,36 @@ static void test_cgroup_scopes(void) {
 
         /* Not a cgroup at all, or nothing there. */
         ASSERT_RET(resolve(&c, (InjectRequest) { .scope = REQUEST_SCOPE_CGROUP, .cgroup_path = (char *) "/tmp",
-                                                 .cgroup_fd = -1 }, &s, &err), -EMEDIUMTYPE);
+                                                 .cgroup_fd = -1, .pidfd = -1 }, &s, &err), -EMEDIUMTYPE);
         ASSERT_STREQ(err.name, INJECT_ERROR_BAD_SCOPE);
+        /* Not in a cgroup2 mount as the caller sees it (cgroup-path.c). */
         ASSERT_RET(resolve(&c, (InjectRequest) { .scope = REQUEST_SCOPE_CGROUP,
-                                                 .cgroup_path = (char *) "/nonexistent/cgroup", .cgroup_fd = -1 },
-                           &s, &err), -ENOENT);
+                                                 .cgroup_path = (char *) "/nonexistent/cgroup", .cgroup_fd = -1, .pidfd = -1 },
+                           &s, &err), -EMEDIUMTYPE);
         ASSERT_STREQ(err.name, INJECT_ERROR_BAD_SCOPE);
+        ASSERT_TRUE(strstr(err.message, "cgroup_fd") != NULL);
 
         if (!mnt) {
                 printf("  skipped: cgroups (no cgroup2 hierarchy is mounted)\n");
                 return;
         }
+        {
+                char p[PATH_MAX];
+
+                snprintf(p, sizeof(p), "%s/nonexistent-injectd-test", mnt);
+                ASSERT_RET(resolve(&c, (InjectRequest) { .scope = REQUEST_SCOPE_CGROUP, .cgroup_path = p,
+                                                         .cgroup_fd = -1, .pidfd = -1 }, &s, &err), -ENOENT);
+                ASSERT_STREQ(err.name, INJECT_ERROR_BAD_SCOPE);
+        }
 
         /* The hierarchy's root holds every process: foreign, except for root. */
-        ASSERT_OK(resolve(&c, (InjectRequest) { .scope = REQUEST_SCOPE_CGROUP, .cgroup_path = mnt, .cgroup_fd = -1 },
+        ASSERT_OK(resolve(&c, (InjectRequest) { .scope = REQUEST_SCOPE_CGROUP, .cgroup_path = mnt, .cgroup_fd = -1, .pidfd = -1 },
                           &s, &err));
         ASSERT_EQ(s.kind, INJECT_SCOPE_CGROUP);
         ASSERT_EQ(s.cgroup_level, 0);
         ASSERT_TRUE(s.foreign);
         ASSERT_OK(resolve(&root, (InjectRequest) { .scope = REQUEST_SCOPE_CGROUP, .cgroup_path = mnt,
-                                                   .cgroup_fd = -1 }, &s, &err));
+                                                   .cgroup_fd = -1, .pidfd = -1 }, &s, &err));
         ASSERT_FALSE(s.foreign);
 
         /* A cgroup delegated to the user (owned by them) is theirs; one that is not, is not. */
@@ -210,12 +279,12 @@ static void test_cgroup_scopes(void) {
         ASSERT_EQ(mkdir(theirs, 0755), 0);
         ASSERT_EQ(chown(mine, test_uid(), test_uid()), 0);
 
-        ASSERT_OK(resolve(&c, (InjectRequest) { .scope = REQUEST_SCOPE_CGROUP, .cgroup_path = mine, .cgroup_fd = -1 },
+        ASSERT_OK(resolve(&c, (InjectRequest) { .scope = REQUEST_SCOPE_CGROUP, .cgroup_path = mine, .cgroup_fd = -1, .pidfd = -1 },
                           &s, &err));
         ASSERT_FALSE(s.foreign);
         ASSERT_TRUE(s.cgroup_level >= 2);
         ASSERT_TRUE(strstr(s.desc, "/mine") != NULL);
-        ASSERT_OK(resolve(&c, (InjectRequest) { .scope = REQUEST_SCOPE_CGROUP, .cgroup_path = theirs, .cgroup_fd = -1 },
+        ASSERT_OK(resolve(&c, (InjectRequest) { .scope = REQUEST_SCOPE_CGROUP, .cgroup_path = theirs, .cgroup_fd = -1, .pidfd = -1 },
                           &s, &err));
         ASSERT_TRUE(s.foreign);
 
@@ -253,7 +322,7 @@ static void test_own_cgroup(void) {
         InjectError err;
         int r;
 
-        r = resolve(&c, (InjectRequest) { .scope = REQUEST_SCOPE_OWN_CGROUP, .cgroup_fd = -1 }, &s, &err);
+        r = resolve(&c, (InjectRequest) { .scope = REQUEST_SCOPE_OWN_CGROUP, .cgroup_fd = -1, .pidfd = -1 }, &s, &err);
         if (statfs("/sys/fs/cgroup", &sfs) < 0 || sfs.f_type != CGROUP2_SUPER_MAGIC) {
                 /* A hybrid or v1 machine: the daemon cannot find the cgroup, and says so. */
                 ASSERT_TRUE(r < 0);
@@ -285,7 +354,7 @@ static void test_policy_check(void) {
         gid_t groups[] = { 4000, 4242 };
         PolicyVerdict v = {};
         InjectError err = {};
-        InjectRequest req = { .function = (char *) "__x64_sys_openat", .retval = -2, .is_errno = true, .cgroup_fd = -1 };
+        InjectRequest req = { .function = (char *) "__x64_sys_openat", .retval = -2, .is_errno = true, .cgroup_fd = -1, .pidfd = -1 };
 
         ASSERT_TRUE(asprintf(&text,
                 "{ \"rules\": [\n"
@@ -349,7 +418,7 @@ static void test_policy_foreign(void) {
         Caller root = caller_of(0, own_pid());
         PolicyVerdict v = {};
         InjectError err = {};
-        InjectRequest req = { .function = (char *) "should_failslab", .retval = -12, .is_errno = true, .cgroup_fd = -1 };
+        InjectRequest req = { .function = (char *) "should_failslab", .retval = -12, .is_errno = true, .cgroup_fd = -1, .pidfd = -1 };
 
         ASSERT_TRUE(asprintf(&text,
                 "{ \"rules\": [\n"
@@ -404,7 +473,7 @@ static void test_policy_cgroup(void) {
         Caller croot = caller_of(0, own_pid());
         PolicyVerdict v = {};
         InjectError err = {};
-        InjectRequest req = { .function = (char *) "should_failslab", .retval = -12, .is_errno = true, .cgroup_fd = -1 };
+        InjectRequest req = { .function = (char *) "should_failslab", .retval = -12, .is_errno = true, .cgroup_fd = -1, .pidfd = -1 };
 
         ASSERT_TRUE(asprintf(&text,
                 "{ \"rules\": [\n"
@@ -467,6 +536,7 @@ int main(void) {
         ASSERT_EQ(atexit(remove_test_cgroup), 0);
 
         TEST_RUN(test_process_scopes);
+        TEST_RUN(test_pidfd_scopes);
         TEST_RUN(test_cgroup_scopes);
         TEST_RUN(test_own_cgroup);
         TEST_RUN(test_policy_check);

@@ -546,6 +546,26 @@ static void test_engine_refuses(void) {
         teardown(m);
 }
 
+/* A process that exits while polkit decides, its pid taken by another:
+ * the engine reads the newcomer's start time when it arms, and the
+ * injection is disarmed and refused rather than left on the newcomer. */
+static void test_pid_recycled(void) {
+        Manager *m = setup_default();
+        Caller c = caller_of(test_uid(), own_pid());
+        char req[256];
+
+        snprintf(req, sizeof(req),
+                 "{\"function\": \"__x64_sys_openat\", \"error\": \"ENOENT\", \"scope\": \"process\", "
+                 "\"pid\": %d, \"duration_usec\": 60000000}", (int) own_pid());
+        fake_engine_recycle_next_pid(c.start_ticks + 1);
+        inject_refused(m, &c, req, "BadScope");
+        ASSERT_EQ(m->n_injections, 0);
+        ASSERT_EQ(fake_engine_n_armed(), 0);
+        ASSERT_EQ(fake_engine_n_disarms(), 1);
+        (void) inject_ok(m, &c, req);
+        teardown(m);
+}
+
 /* ---- a restart ---- */
 
 /* What survives a daemon restart: the pinned injections the engine finds,
@@ -734,6 +754,7 @@ int main(void) {
         TEST_RUN(test_expiry);
         TEST_RUN(test_exhausted);
         TEST_RUN(test_engine_refuses);
+        TEST_RUN(test_pid_recycled);
         TEST_RUN(test_restart);
         TEST_RUN(test_cancel);
         TEST_RUN(test_list);

@@ -3,12 +3,17 @@
  * descriptor, which busctl and gdbus cannot send. For the VM tests.
  *
  *   bus-inject-fd CGROUP-DIR FUNCTION ERROR COMM
+ *   bus-inject-fd --pidfd FD FUNCTION ERROR COMM
  *
+ * The second form sends the inherited fd FD as "pidfd" (scope "process"),
+ * whatever it is (tests/vm/pidfd-call.py hold puts one on fd 3).
  * The injection is detached. Prints the id, or the D-Bus error name and
  * message; exits 0 or 1. */
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,11 +32,17 @@ int main(int argc, char **argv) {
         const char *id;
         int r;
 
-        if (argc != 5) {
-                fprintf(stderr, "usage: bus-inject-fd CGROUP-DIR FUNCTION ERROR COMM\n");
+        bool pidfd = argc == 6 && strcmp(argv[1], "--pidfd") == 0;
+
+        if (argc != 5 && !pidfd) {
+                fprintf(stderr, "usage: bus-inject-fd CGROUP-DIR|--pidfd FD FUNCTION ERROR COMM\n");
                 return 2;
         }
-        fd = open(argv[1], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (pidfd) {
+                fd = fcntl(atoi(argv[2]), F_DUPFD_CLOEXEC, 3);
+                argv++;
+        } else
+                fd = open(argv[1], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0) {
                 fprintf(stderr, "bus-inject-fd: %s: %m\n", argv[1]);
                 return 2;
@@ -41,10 +52,16 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "bus-inject-fd: cannot connect to the system bus: %s\n", strerror(-r));
                 return 2;
         }
-        r = sd_bus_call_method(bus, "org.injectd.Injector1", "/org/injectd/Injector1",
-                               "org.injectd.Injector1.Manager", "Inject", &error, &reply, "a{sv}", 5,
-                               "function", "s", argv[2], "error", "s", argv[3], "comm", "s", argv[4],
-                               "detach", "b", 1, "cgroup_fd", "h", fd);
+        if (pidfd)
+                r = sd_bus_call_method(bus, "org.injectd.Injector1", "/org/injectd/Injector1",
+                                       "org.injectd.Injector1.Manager", "Inject", &error, &reply, "a{sv}", 6,
+                                       "function", "s", argv[2], "error", "s", argv[3], "comm", "s", argv[4],
+                                       "detach", "b", 1, "scope", "s", "process", "pidfd", "h", fd);
+        else
+                r = sd_bus_call_method(bus, "org.injectd.Injector1", "/org/injectd/Injector1",
+                                       "org.injectd.Injector1.Manager", "Inject", &error, &reply, "a{sv}", 5,
+                                       "function", "s", argv[2], "error", "s", argv[3], "comm", "s", argv[4],
+                                       "detach", "b", 1, "cgroup_fd", "h", fd);
         if (r < 0) {
                 printf("%s: %s\n", error.name ?: "?", error.message ?: strerror(-r));
                 return 1;

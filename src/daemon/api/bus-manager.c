@@ -56,35 +56,33 @@ static void on_inject_done(Manager *mgr, Injection *inj, const InjectError *err,
 static int method_inject(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         _cleanup_(json_object_putp) json_object *spec = NULL;
         Manager *mgr = ((BusApi *) userdata)->manager;
+        int fds[REQUEST_FDS_MAX];
+        size_t n_fds = 0;
         Caller c;
-        int cgroup_fd = -1, r;
+        int r;
 
-        r = bus_read_inject_spec(m, &spec, &cgroup_fd, error);
+        /* The fds stay m's: manager_inject() duplicates what it keeps. */
+        r = bus_read_inject_spec(m, &spec, fds, &n_fds, error);
         if (r < 0) {
-                safe_close(cgroup_fd);
                 if (sd_bus_error_is_set(error))
                         return r;
                 return sd_bus_error_setf(error, BUS_ERROR_PREFIX INJECT_ERROR_INVALID_ARGUMENT,
                                          "Malformed request: %s", strerror(-r));
         }
         r = caller_from_bus(m, &c);
-        if (r < 0) {
-                safe_close(cgroup_fd);
+        if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "Cannot identify the caller: %m");
-        }
         /* The standard header flag asks for interactive authorization too. */
         if (sd_bus_message_get_allow_interactive_authorization(m) > 0 &&
             !json_object_object_get_ex(spec, "interactive", NULL)) {
                 r = json_add_bool(spec, "interactive", true);
                 if (r < 0) {
-                        safe_close(cgroup_fd);
                         caller_done(&c);
                         return r;
                 }
         }
 
-        r = manager_inject(mgr, &c, spec, cgroup_fd, NULL, on_inject_done, sd_bus_message_ref(m), NULL);
-        safe_close(cgroup_fd);
+        r = manager_inject(mgr, &c, spec, fds, n_fds, NULL, on_inject_done, sd_bus_message_ref(m), NULL);
         caller_done(&c);
         if (r < 0) {
                 sd_bus_message_unref(m);

@@ -14,8 +14,14 @@
 #include "json-build.h"
 #include "json-util.h"
 
-/* One a{sv} entry's value as JSON; fds are taken aside. */
-static int variant_to_json(sd_bus_message *m, const char *key, json_object **ret, int *cgroup_fd,
+/* The keys whose value is a file descriptor, and only those. */
+static bool key_is_fd(const char *key) {
+        return strcmp(key, "cgroup_fd") == 0 || strcmp(key, "pidfd") == 0;
+}
+
+/* One a{sv} entry's value as JSON; an fd is put in fds[*n_fds] and
+ * becomes its index. */
+static int variant_to_json(sd_bus_message *m, const char *key, json_object **ret, int *fds, size_t *n_fds,
                            sd_bus_error *error) {
         const char *contents;
         char type;
@@ -24,6 +30,10 @@ static int variant_to_json(sd_bus_message *m, const char *key, json_object **ret
         r = sd_bus_message_peek_type(m, &type, &contents);
         if (r < 0)
                 return r;
+        if (key_is_fd(key) != (strcmp(contents, "h") == 0))
+                return sd_bus_error_setf(error, BUS_ERROR_PREFIX INJECT_ERROR_INVALID_ARGUMENT,
+                                         key_is_fd(key) ? "'%.64s' must be a file descriptor (type 'h')" :
+                                                          "'%.64s' cannot be a file descriptor", key);
         r = sd_bus_message_enter_container(m, 'v', contents);
         if (r < 0)
                 return r;
@@ -94,15 +104,20 @@ static int variant_to_json(sd_bus_message *m, const char *key, json_object **ret
                 for (char **s = strv; s && *s; s++)
                         free(*s);
                 free(strv);
-        } else if (strcmp(contents, "h") == 0 && strcmp(key, "cgroup_fd") == 0) {
+        } else if (strcmp(contents, "h") == 0) {
                 int fd;
 
+                /* Two fd keys at most, each once (the caller checks
+                 * duplicates): fds has room. */
                 r = sd_bus_message_read_basic(m, 'h', &fd);
+                if (r >= 0 && *n_fds >= REQUEST_FDS_MAX)
+                        r = -E2BIG;
                 if (r >= 0) {
-                        *cgroup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-                        if (*cgroup_fd < 0)
-                                r = negative_errno();
-                        *ret = NULL;
+                        *ret = json_object_new_int64((int64_t) *n_fds);
+                        if (!*ret)
+                                r = -ENOMEM;
+                        else
+                                fds[(*n_fds)++] = fd;
                 }
         } else
                 return sd_bus_error_setf(error, BUS_ERROR_PREFIX INJECT_ERROR_INVALID_ARGUMENT,
@@ -112,8 +127,10 @@ static int variant_to_json(sd_bus_message *m, const char *key, json_object **ret
         return sd_bus_message_exit_container(m);
 }
 
-int bus_read_inject_spec(sd_bus_message *m, json_object **ret, int *cgroup_fd, sd_bus_error *error) {
+int bus_read_inject_spec(sd_bus_message *m, json_object **ret, int fds[static REQUEST_FDS_MAX], size_t *ret_n_fds,
+                         sd_bus_error *error) {
         _cleanup_(json_object_putp) json_object *o = json_object_new_object();
+        size_t n_fds = 0;
         unsigned n = 0;
         int r;
 
@@ -132,10 +149,10 @@ int bus_read_inject_spec(sd_bus_message *m, json_object **ret, int *cgroup_fd, s
                 if (++n > 64)
                         return sd_bus_error_setf(error, BUS_ERROR_PREFIX INJECT_ERROR_INVALID_ARGUMENT,
                                                  "Too many keys");
-                if (strcmp(key, "cgroup_fd") == 0 && *cgroup_fd >= 0)
+                if (json_object_object_get_ex(o, key, NULL))
                         return sd_bus_error_setf(error, BUS_ERROR_PREFIX INJECT_ERROR_INVALID_ARGUMENT,
-                                                 "'cgroup_fd' given twice");
-                r = variant_to_json(m, key, &v, cgroup_fd, error);
+                                                 "'%.64s' given twice", key);
+                r = variant_to_json(m, key, &v, fds, &n_fds, error);
                 if (r < 0)
                         return r;
                 if (v) {
@@ -158,5 +175,6 @@ int bus_read_inject_spec(sd_bus_message *m, json_object **ret, int *cgroup_fd, s
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(o);
+        *ret_n_fds = n_fds;
         return 0;
 }

@@ -45,7 +45,12 @@ const char varlink_injector_description[] =
         "  duration_usec: ?int,\n"
         "  scope: ?string,\n"
         "  cgroup: ?string,\n"
+        "  # The index of a file descriptor sent with the call (SCM_RIGHTS).\n"
+        "  cgroup_fd: ?int,\n"
         "  pid: ?int,\n"
+        "  # The index of a pidfd sent with the call: the process in any pid\n"
+        "  # namespace.\n"
+        "  pidfd: ?int,\n"
         "  comm: ?string,\n"
         "  callers: ?[]string,\n"
         "  after: ?int,\n"
@@ -166,12 +171,18 @@ static void on_inject_done(Manager *m, Injection *inj, const InjectError *err, v
 
 static int method_inject(VarlinkConn *c, json_object *params, VarlinkMethodFlags flags, void *userdata) {
         const Caller *caller = conn_caller(c);
+        int fds[REQUEST_FDS_MAX];
+        size_t n_fds = varlink_conn_n_fds(c);
 
         if (!caller)
                 return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, "Cannot identify the caller");
+        /* Borrowed from the call: manager_inject() duplicates what it keeps
+         * before it returns, and the call closes the rest. */
+        for (size_t i = 0; i < n_fds; i++)
+                fds[i] = varlink_conn_peek_fd(c, i);
         /* The connection is the requester's handle: the tracker below, and
          * manager_requester_gone() when it closes. */
-        return manager_inject(((VarlinkApi *) userdata)->manager, caller, params, -1, c, on_inject_done,
+        return manager_inject(((VarlinkApi *) userdata)->manager, caller, params, fds, n_fds, c, on_inject_done,
                               varlink_conn_ref(c), NULL);
 }
 
@@ -543,7 +554,7 @@ int varlink_api_new(Manager *m, VarlinkApi **ret) {
                 return log_error_errno(r, "Failed to add the Varlink interface: %m");
         if ((r = varlink_server_bind_method(v->server, IFACE ".GetCapabilities", method_get_capabilities, v)) < 0 ||
             (r = varlink_server_bind_method(v->server, IFACE ".ListFunctions", method_list_functions, v)) < 0 ||
-            (r = varlink_server_bind_method(v->server, IFACE ".Inject", method_inject, v)) < 0 ||
+            (r = varlink_server_bind_method_fds(v->server, IFACE ".Inject", REQUEST_FDS_MAX, method_inject, v)) < 0 ||
             (r = varlink_server_bind_method(v->server, IFACE ".ListInjections", method_list_injections, v)) < 0 ||
             (r = varlink_server_bind_method(v->server, IFACE ".Cancel", method_cancel, v)) < 0 ||
             (r = varlink_server_bind_method(v->server, IFACE ".Watch", method_watch, v)) < 0 ||
