@@ -106,11 +106,11 @@ EOF
 FAULT='__x64_sys_getpgid:EACCES,after=1,times=1'
 
 # What `run` and `sweep` inside a container depend on, named in their
-# failures: the container has a pid namespace of its own, and the client
-# names its child there. Today the daemon translates that number through
-# the caller's pid namespace (NSpid, src/daemon/scope-resolve.c); issue 14
-# item 1 moves the client to a pidfd (the identity work).
-IDENTITY_HINT="the job's child is named from the container's own pid namespace: the client's pid number (or pidfd) and the daemon's translation of it (issue 14 item 1, src/daemon/scope-resolve.c) decide whether it is found as the caller's own process"
+# failures: the container has a pid namespace of its own, so injectctl
+# names its child by pidfd, passed over Varlink with SCM_RIGHTS, and the
+# daemon finds the host pid behind it (issue 14 item 1;
+# src/daemon/scope-resolve.c).
+IDENTITY_HINT="the job's child lives in the container's own pid namespace: injectctl names it by pidfd over Varlink (SCM_RIGHTS) and the daemon resolves that to the host's pid (issue 14 item 1, src/daemon/scope-resolve.c); a refusal or a fault on the wrong process points there"
 
 # wait_line_or_exit SECS FILE LINE PID: wait until FILE holds the line
 # LINE (0) or PID has exited without writing it (1).
