@@ -6,6 +6,7 @@
  * reachable. A refusal or a failure leaves nothing behind. */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -219,6 +220,32 @@ static int new_id(uint64_t *ret) {
         return 0;
 }
 
+/* The index says which slot is free; the slot itself confirms it, since
+ * the pins are the truth and an index that disagrees is read again. */
+static int find_free_slot(Engine *e, const Site *s, uint32_t *ret) {
+        struct inject_slot cur;
+        uint32_t idx;
+        int r;
+
+        for (unsigned attempt = 0;; attempt++) {
+                r = engine_index_sync(e);
+                if (r < 0)
+                        return r;
+                r = slot_index_free_slot(&e->index, s->dir, s->n_slots, &idx);
+                if (r < 0)
+                        return r;
+                if (bpf_map_lookup_elem(s->slots_fd, &idx, &cur) < 0)
+                        return negative_errno();
+                if (!cur.id) {
+                        *ret = idx;
+                        return 0;
+                }
+                if (attempt > 0)
+                        return -EBUSY;
+                engine_index_invalidate(e);
+        }
+}
+
 int engine_check(Engine *e, const InjectSpec *spec, InjectError *err) {
         const InjectableFunction *f = NULL;
         Backend b;
@@ -289,19 +316,12 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
                 return err && err->name ? r : inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
                                                                "Cannot set up '%s': %s", f->name, strerror(-r));
 
-        for (uint32_t i = 0; i < INJECT_MAX_SLOTS; i++) {
-                struct inject_slot cur;
-
-                if (bpf_map_lookup_elem(s.slots_fd, &i, &cur) < 0)
-                        return negative_errno();
-                if (!cur.id) {
-                        idx = i;
-                        break;
-                }
-        }
-        if (idx == UINT32_MAX)
+        r = find_free_slot(e, &s, &idx);
+        if (r == -ENOSPC)
                 return inject_error_set(err, -EUSERS, INJECT_ERROR_TOO_MANY,
-                                        "'%s' already has %d injections armed", f->name, INJECT_MAX_SLOTS);
+                                        "'%s' already has %" PRIu32 " injections armed", f->name, s.n_slots);
+        if (r < 0)
+                return r;
         if (slot.scope_kind == INJECT_SCOPE_PROCESS) {
                 r = scope_roots_tag_slot(e, &slot, &roots);
                 if (r < 0)
@@ -350,6 +370,7 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
                 goto undo_slot;
         }
 
+        engine_index_add(e, s.dir, s.n_slots, slot.id, idx);
         if (ret)
                 site_injection_info(&s, &slot, now, ret);
         return 0;

@@ -11,6 +11,7 @@
 #include "engine.h"
 #include "kallsyms.h"
 #include "probe.h"
+#include "slot-index.h"
 
 typedef struct OwnedSite OwnedSite;
 
@@ -35,6 +36,12 @@ struct Engine {
         uint64_t cache_grace_usec;
         unsigned cache_max;
         EngineSiteStats stats;
+
+        /* engine-index.c's: where the pinned injections are */
+        SlotIndex index;
+        uint64_t index_gen;             /* the pins' generation it shows */
+        bool index_valid;
+        bool index_changed;             /* slots taken or freed under the lock we hold */
 };
 
 /* libbpf's last warning or error, "" when it said nothing: the detail a
@@ -45,6 +52,20 @@ const char *engine_libbpf_error(void);
 int engine_lock(Engine *e);
 void engine_unlock(Engine *e);
 void engine_unlockp(Engine **e);
+
+/* Opens (creates) the lock file, which also holds the pins' generation. */
+int engine_lock_open(Engine *e);
+
+/* The index of injections (engine-index.c). engine_index_sync() makes it
+ * show the pins, rebuilding it when another engine (or a failure) left it
+ * behind; a caller that holds the lock may then trust it until it unlocks.
+ * engine_index_add()/_remove() record what this engine changed; the
+ * generation is bumped for the others by engine_unlock(). */
+int engine_index_sync(Engine *e);
+void engine_index_invalidate(Engine *e);
+void engine_index_add(Engine *e, const char *dir, uint32_t n_slots, uint64_t id, uint32_t slot);
+void engine_index_remove(Engine *e, uint64_t id);
+void engine_index_bump(Engine *e);
 
 /* The task storage of process-scope tags, shared by every site and the
  * tagging programs; the pinned one if there is one. */

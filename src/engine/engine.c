@@ -98,6 +98,7 @@ Engine *engine_free(Engine *e) {
         kallsyms_cache_done(&e->kallsyms);
         kernel_probe_free(e->probe);
         site_cache_free_all(e);
+        slot_index_done(&e->index);
         free(e);
         return NULL;
 }
@@ -128,21 +129,21 @@ int engine_new(const char *pin_root, Engine **ret) {
 }
 
 int engine_lock(Engine *e) {
-        if (e->lock_fd < 0) {
-                if (mkdir(ENGINE_STATE_DIR, 0755) < 0 && errno != EEXIST)
-                        return negative_errno();
-                e->lock_fd = open(ENGINE_STATE_DIR "/engine.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-                if (e->lock_fd < 0)
-                        return negative_errno();
-        }
+        int r;
+
+        r = engine_lock_open(e);
+        if (r < 0)
+                return r;
         if (flock(e->lock_fd, LOCK_EX) < 0)
                 return negative_errno();
         return 0;
 }
 
 void engine_unlock(Engine *e) {
-        if (e->lock_fd >= 0)
-                (void) flock(e->lock_fd, LOCK_UN);
+        if (e->lock_fd < 0)
+                return;
+        engine_index_bump(e);
+        (void) flock(e->lock_fd, LOCK_UN);
 }
 
 void engine_unlockp(Engine **e) {

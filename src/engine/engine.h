@@ -111,6 +111,8 @@ typedef struct EngineSiteStats {
         uint64_t reattach_failures;     /* ... refused by the kernel, then loaded afresh */
         uint64_t expired;               /* cached programs freed at the end of their grace period */
         uint64_t evicted;               /* ... freed early, to stay within the cap */
+        uint64_t index_rebuilds;        /* the index of injections read again from the pins (at
+                                         * adoption, and after another engine changed them) */
         unsigned n_owned;               /* programs this engine holds, attached or cached */
         unsigned n_cached;              /* ... of which detached, kept for reuse */
 } EngineSiteStats;

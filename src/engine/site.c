@@ -4,6 +4,7 @@
  * in step with its slots. The one file that includes inject.skel.h. */
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,74 @@ int site_dir_name(Engine *e, const char *function, Backend b, char **ret) {
         return 0;
 }
 
+static int slots_map_size(int fd, uint32_t *ret) {
+        struct bpf_map_info info = {};
+        uint32_t len = sizeof(info);
+
+        if (bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
+                return negative_errno();
+        if (info.value_size != sizeof(struct inject_slot) || info.max_entries == 0)
+                return -EBADMSG;        /* not a slots map of ours */
+        *ret = info.max_entries;
+        return 0;
+}
+
+#ifndef ENOTSUPP
+#define ENOTSUPP 524    /* the kernel's own, not in libc's headers */
+#endif
+
+/* A batch of an array map copies whole values (their size rounded up to 8
+ * bytes, which struct inject_slot is). The kernel says ENOENT once it has
+ * passed the last key, with what it copied in count. */
+_Static_assert(sizeof(struct inject_slot) % 8 == 0, "a batch copies values padded to 8 bytes");
+
+int slots_read(int slots_fd, uint32_t n, struct inject_slot *v) {
+        _cleanup_free_ uint32_t *keys = NULL;
+        uint32_t done = 0, next = 0;
+        bool first = true;
+
+        keys = calloc(n, sizeof(*keys));
+        if (!keys)
+                return -ENOMEM;
+        while (done < n) {
+                LIBBPF_OPTS(bpf_map_batch_opts, opts);
+                uint32_t count = n - done;
+                int r;
+
+                r = bpf_map_lookup_batch(slots_fd, first ? NULL : &next, &next, keys + done, v + done, &count,
+                                         &opts);
+                first = false;
+                if (r < 0 && errno != ENOENT) {
+                        if (done == 0 && (errno == EINVAL || errno == ENOTSUPP || errno == EOPNOTSUPP))
+                                break;          /* a kernel without batches */
+                        return negative_errno();
+                }
+                done += count;
+                if (r < 0 || count == 0)
+                        break;
+        }
+        if (done == n)
+                return 0;
+        for (uint32_t i = 0; i < n; i++)
+                if (bpf_map_lookup_elem(slots_fd, &i, &v[i]) < 0)
+                        return negative_errno();
+        return 0;
+}
+
+int site_read_slots(const Site *s, struct inject_slot **ret) {
+        _cleanup_free_ struct inject_slot *v = NULL;
+        int r;
+
+        v = calloc(s->n_slots, sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        r = slots_read(s->slots_fd, s->n_slots, v);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(v);
+        return 0;
+}
+
 int site_open(const char *dir, Site *ret) {
         _cleanup_(site_closep) Site s = SITE_NULL;
         static const char *const names[] = { "scopes", "slots", "site" };
@@ -74,6 +143,9 @@ int site_open(const char *dir, Site *ret) {
         }
         if (bpf_map_lookup_elem(s.site_fd, &zero, &s.info) < 0)
                 return negative_errno();
+        r = slots_map_size(s.slots_fd, &s.n_slots);
+        if (r < 0)
+                return r;
 
         *ret = s;
         s = SITE_NULL;
@@ -256,15 +328,18 @@ fail:
 }
 
 int site_recount(Site *s) {
+        _cleanup_free_ struct inject_slot *v = NULL;
         struct inject_site_info info = s->info;
         uint32_t zero = 0;
+        int r;
 
+        r = site_read_slots(s, &v);
+        if (r < 0)
+                return r;
         info.cgroup_levels = info.n_process = info.n_global = info.n_live = info.n_callers = 0;
-        for (uint32_t i = 0; i < INJECT_MAX_SLOTS; i++) {
-                struct inject_slot slot;
+        for (uint32_t i = 0; i < s->n_slots; i++) {
+                const struct inject_slot slot = v[i];
 
-                if (bpf_map_lookup_elem(s->slots_fd, &i, &slot) < 0)
-                        return negative_errno();
                 if (!slot.id)
                         continue;
                 info.n_live++;
@@ -322,9 +397,13 @@ int site_remove_slot(Engine *e, Site *s, uint32_t idx) {
         slot_scope_key(&slot, &key);
         if (bpf_map_delete_elem(s->scopes_fd, &key) < 0 && errno != ENOENT)
                 return negative_errno();
+        engine_index_remove(e, slot.id);
         memset(&slot, 0, sizeof(slot));
-        if (bpf_map_update_elem(s->slots_fd, &idx, &slot, BPF_ANY) < 0)
+        if (bpf_map_update_elem(s->slots_fd, &idx, &slot, BPF_ANY) < 0) {
+                /* Still taken, and no longer reachable: read the pins again. */
+                engine_index_invalidate(e);
                 return negative_errno();
+        }
         r = site_recount(s);
         if (r < 0)
                 return r;
@@ -380,14 +459,15 @@ int site_foreach_slot(Engine *e, site_slot_fn f, bool want_broken, void *userdat
                                 return r < 0 ? r : 0;
                         continue;
                 }
-                for (uint32_t i = 0; i < INJECT_MAX_SLOTS; i++) {
-                        struct inject_slot slot;
+                _cleanup_free_ struct inject_slot *v = NULL;
 
-                        if (bpf_map_lookup_elem(s.slots_fd, &i, &slot) < 0)
-                                return negative_errno();
-                        if (!slot.id)
+                r = site_read_slots(&s, &v);
+                if (r < 0)
+                        return r;
+                for (uint32_t i = 0; i < s.n_slots; i++) {
+                        if (!v[i].id)
                                 continue;
-                        r = f(e, &s, i, &slot, userdata);
+                        r = f(e, &s, i, &v[i], userdata);
                         if (r < 0)
                                 return r;
                         if (r > 0)
