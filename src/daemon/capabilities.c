@@ -247,6 +247,42 @@ static json_object *limits_json(Manager *m) {
         return o;
 }
 
+static json_object *phases_json(const EnginePhases *p) {
+        json_object *o = NULL;
+
+        if (json_build_object(&o,
+                              JSON_PAIR_U64("load_usec", p->load_usec),
+                              JSON_PAIR_U64("verify_usec", p->verify_usec),
+                              JSON_PAIR_U64("attach_usec", p->attach_usec),
+                              JSON_PAIR_U64("tag_usec", p->tag_usec),
+                              JSON_PAIR_U64("total_usec", p->total_usec),
+                              JSON_PAIR_U64("verified_insns", p->verified_insns),
+                              JSON_BUILD_END) < 0)
+                return NULL;
+        return o;
+}
+
+/* The engine's statistics since the daemon started: where arms spend
+ * their time, what the site cache saved. Counts and durations of every
+ * user's requests together, nothing that names a request or its user. */
+static json_object *engine_json(Manager *m) {
+        EngineSiteStats st;
+        json_object *o = NULL;
+
+        engine_site_stats(m->engine, &st);
+        if (json_build_object(&o,
+                              JSON_PAIR_U64("arms", st.arms),
+                              JSON_PAIR_OBJECT("last_arm", phases_json(&st.last_arm)),
+                              JSON_PAIR_OBJECT("arm_total", phases_json(&st.arm_total)),
+                              JSON_PAIR_U64("programs_loaded", st.loads),
+                              JSON_PAIR_U64("programs_reattached", st.reattaches),
+                              JSON_PAIR_U64("programs_cached", st.n_cached),
+                              JSON_PAIR_U64("index_rebuilds", st.index_rebuilds),
+                              JSON_BUILD_END) < 0)
+                return NULL;
+        return o;
+}
+
 int manager_capabilities_json(Manager *m, const Caller *c, json_object **ret) {
         unsigned n_kprobe = 0, n_fmod_ret = 0, active = 0;
         _cleanup_json_ json_object *fn = NULL;
@@ -285,5 +321,6 @@ int manager_capabilities_json(Manager *m, const Caller *c, json_object **ret) {
                         JSON_PAIR_OBJECT("limits", limits_json(m)),
                         JSON_PAIR_STRING("polkit", polkit_mode_to_string(m->options.polkit_mode)),
                         JSON_PAIR_U64("active_injections", active),
+                        JSON_PAIR_OBJECT("engine", engine_json(m)),
                         JSON_BUILD_END);
 }

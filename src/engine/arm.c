@@ -17,6 +17,7 @@
 #include "cleanup.h"
 #include "engine-internal.h"
 #include "kallsyms.h"
+#include "log.h"
 #include "pin.h"
 #include "probe.h"
 #include "scope-roots.h"
@@ -246,6 +247,26 @@ static int find_free_slot(Engine *e, const Site *s, uint32_t *ret) {
         }
 }
 
+/* Per request in the debug log, and in the stats for the daemon to show. */
+static void arm_phases_record(Engine *e, const char *function, Backend b, uint64_t id, uint64_t start) {
+        EnginePhases *p = &e->phases, *sum = &e->stats.arm_total;
+
+        p->total_usec = now_usec(CLOCK_MONOTONIC) - start;
+        log_debug("Armed %016" PRIx64 " on '%s' (%s) in %" PRIu64 " us: load %" PRIu64 " us, verify %" PRIu64
+                  " us (%" PRIu32 " instructions), attach %" PRIu64 " us, tag %" PRIu64 " us",
+                  id, function, backend_to_string(b), p->total_usec, p->load_usec, p->verify_usec,
+                  p->verified_insns, p->attach_usec, p->tag_usec);
+        e->stats.arms++;
+        e->stats.last_arm = *p;
+        sum->load_usec += p->load_usec;
+        sum->verify_usec += p->verify_usec;
+        sum->attach_usec += p->attach_usec;
+        sum->tag_usec += p->tag_usec;
+        sum->total_usec += p->total_usec;
+        if (p->verified_insns > sum->verified_insns)
+                sum->verified_insns = p->verified_insns;
+}
+
 int engine_check(Engine *e, const InjectSpec *spec, InjectError *err) {
         const InjectableFunction *f = NULL;
         Backend b;
@@ -267,7 +288,7 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
         const InjectableFunction *f = NULL;
         uint32_t idx = UINT32_MAX;
         _cleanup_(scope_root_set_done) ScopeRootSet roots = {};
-        uint64_t now, id;
+        uint64_t now, id, t, start = now_usec(CLOCK_MONOTONIC);
         Backend b = BACKEND_AUTO;
         bool process;
         int r;
@@ -298,6 +319,7 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
         slot.id = id;
         slot.retval = spec->retval;
 
+        e->phases = (EnginePhases) {};
         r = engine_lock(e);
         if (r < 0)
                 return r;
@@ -323,7 +345,9 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
         if (r < 0)
                 return r;
         if (slot.scope_kind == INJECT_SCOPE_PROCESS) {
+                t = now_usec(CLOCK_MONOTONIC);
                 r = scope_roots_tag_slot(e, &slot, &roots);
+                e->phases.tag_usec += now_usec(CLOCK_MONOTONIC) - t;
                 if (r < 0)
                         return r;
         }
@@ -338,7 +362,9 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
         /* The scope's tasks are tagged before its scope entry makes the
          * injection reachable. */
         if (slot.scope_kind == INJECT_SCOPE_PROCESS) {
+                t = now_usec(CLOCK_MONOTONIC);
                 r = scope_roots_apply(e, &roots);
+                e->phases.tag_usec += now_usec(CLOCK_MONOTONIC) - t;
                 if (r > 0) {
                         r = inject_error_set(err, -E2BIG, INJECT_ERROR_BAD_SCOPE,
                                              "Process %llu would put %d task(s) in more than %d nested process "
@@ -371,6 +397,7 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
         }
 
         engine_index_add(e, s.dir, s.n_slots, slot.id, idx);
+        arm_phases_record(e, f->name, b, slot.id, start);
         if (ret)
                 site_injection_info(&s, &slot, now, ret);
         return 0;

@@ -36,6 +36,7 @@ struct Engine {
         uint64_t cache_grace_usec;
         unsigned cache_max;
         EngineSiteStats stats;
+        EnginePhases phases;            /* the arm under way's (arm.c, site.c) */
 
         /* engine-index.c's: where the pinned injections are */
         SlotIndex index;

@@ -104,6 +104,21 @@ typedef struct AdoptResult {
 
 typedef struct Engine Engine;
 
+/* Where an arm's time went, in microseconds (CLOCK_MONOTONIC). A phase
+ * the arm did not need is 0: a warm arm, on a site already attached, only
+ * writes map entries. */
+typedef struct EnginePhases {
+        uint64_t load_usec;             /* opening and preparing inject.bpf.c (ELF, BTF, configuration) */
+        uint64_t verify_usec;           /* the kernel creating its maps and verifying it (bpf(BPF_PROG_LOAD)) */
+        uint64_t attach_usec;           /* attaching and pinning the site, or re-attaching a cached program */
+        uint64_t tag_usec;              /* a process scope: finding its root and tagging its tasks,
+                                         * tags.bpf.c's loading included when it had to be */
+        uint64_t total_usec;            /* the whole engine_arm(), these and the map writes */
+        uint32_t verified_insns;        /* instructions the verifier processed for the program loaded
+                                         * (bpf_prog_info.verified_insns, Linux 5.16+; 0: none loaded,
+                                         * or an older kernel) */
+} EnginePhases;
+
 /* What the site cache did, for tests and the curious. */
 typedef struct EngineSiteStats {
         uint64_t loads;                 /* programs loaded and verified */
@@ -111,6 +126,9 @@ typedef struct EngineSiteStats {
         uint64_t reattach_failures;     /* ... refused by the kernel, then loaded afresh */
         uint64_t expired;               /* cached programs freed at the end of their grace period */
         uint64_t evicted;               /* ... freed early, to stay within the cap */
+        uint64_t arms;                  /* successful engine_arm() calls */
+        EnginePhases last_arm;          /* the last successful one's phases */
+        EnginePhases arm_total;         /* every successful one's, summed (verified_insns: the largest) */
         uint64_t index_rebuilds;        /* the index of injections read again from the pins (at
                                          * adoption, and after another engine changed them) */
         unsigned n_owned;               /* programs this engine holds, attached or cached */

@@ -22,6 +22,7 @@
 #include "pin.h"
 #include "site-cache.h"
 #include "site.h"
+#include "time-util.h"
 
 void site_close(Site *s) {
         free(s->dir);
@@ -192,13 +193,24 @@ void site_program_free(struct inject_bpf *p) {
         inject_bpf__destroy(p);
 }
 
+/* 0 on a kernel before 5.16, which does not know the field and leaves it
+ * as we zeroed it. */
+static uint32_t program_verified_insns(const struct bpf_program *prog) {
+        struct bpf_prog_info info = {};
+        uint32_t len = sizeof(info);
+
+        if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) < 0)
+                return 0;
+        return info.verified_insns;
+}
+
 /* Opens and loads (verifies) one copy of the program for function and b. */
 static int site_program_load(Engine *e, const char *function, Backend b, struct inject_bpf **ret, InjectError *err) {
         struct inject_bpf *skel;
         struct bpf_program *prog;
         const char *libbpf_last;
         const Guard *guard;
-        uint64_t bootstrap_cache = 0;
+        uint64_t bootstrap_cache = 0, t0, t1;
         int r;
 
         guard = guard_find(function);
@@ -208,6 +220,7 @@ static int site_program_load(Engine *e, const char *function, Backend b, struct 
                                         "Cannot find the kernel's kmem_cache bootstrap cache in /proc/kallsyms, "
                                         "which '%s' must never fail: %s", function, strerror(-r));
 
+        t0 = now_usec(CLOCK_MONOTONIC);
         skel = inject_bpf__open();
         if (!skel)
                 return negative_errno();
@@ -239,7 +252,10 @@ static int site_program_load(Engine *e, const char *function, Backend b, struct 
                 (void) bpf_program__set_log_buf(prog, vlog, sizeof(vlog));
                 (void) bpf_program__set_log_level(prog, 4);
         }
+        t1 = now_usec(CLOCK_MONOTONIC);
         r = inject_bpf__load(skel);
+        e->phases.load_usec += t1 - t0;
+        e->phases.verify_usec += now_usec(CLOCK_MONOTONIC) - t1;
         if (getenv("INJECTD_DEBUG_VERIFIER"))
                 fprintf(stderr, "verifier (%s, %s): %s\n", backend_to_string(b), function, vlog);
         if (r < 0) {
@@ -252,6 +268,8 @@ static int site_program_load(Engine *e, const char *function, Backend b, struct 
                         strncat(err->message, ")", sizeof(err->message) - strlen(err->message) - 1);
                 goto fail;
         }
+
+        e->phases.verified_insns = program_verified_insns(prog);
 
         /* Fresh maps are zeroed: only the site's identity is written. */
         r = site_info_reset(bpf_map__fd(skel->maps.site), b, function);
@@ -300,6 +318,7 @@ int site_program_attach(Engine *e, struct inject_bpf *skel, const char *function
 
 int site_create(Engine *e, const char *function, Backend b, const char *dir, Site *ret, InjectError *err) {
         struct inject_bpf *skel = NULL;
+        uint64_t t;
         int r;
 
         r = engine_pin_shared(e);
@@ -309,13 +328,18 @@ int site_create(Engine *e, const char *function, Backend b, const char *dir, Sit
         if (mkdir(e->sites_dir, 0700) < 0 && errno != EEXIST)
                 return negative_errno();
 
-        if (site_cache_reattach(e, function, b, dir))
+        t = now_usec(CLOCK_MONOTONIC);
+        if (site_cache_reattach(e, function, b, dir)) {
+                e->phases.attach_usec += now_usec(CLOCK_MONOTONIC) - t;
                 return site_open(dir, ret);
+        }
 
         r = site_program_load(e, function, b, &skel, err);
         if (r < 0)
                 goto fail;
+        t = now_usec(CLOCK_MONOTONIC);
         r = site_program_attach(e, skel, function, b, dir, err);
+        e->phases.attach_usec += now_usec(CLOCK_MONOTONIC) - t;
         if (r < 0)
                 goto fail;
         site_cache_own(e, function, b, skel);

@@ -5,7 +5,9 @@
 # same program instead of loading and verifying a new one. A re-attached
 # site fails exactly what its new injection asks for, a scope of the old
 # injection never matches again, and the program is freed when its grace
-# period ends, when the cap says so, and when the daemon stops.
+# period ends, when the cap says so, and when the daemon stops. The
+# capabilities' engine statistics tell a cold arm (loaded and verified)
+# from a warm one (re-attached), phase by phase.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-engine.sh"
 . "$(dirname "$0")/lib-daemon.sh"
@@ -68,6 +70,29 @@ expect_empty_maps() {
     done
 }
 
+# engine_stats: the capabilities document's "engine" object.
+engine_stats() {
+    local out
+    out=$("$VARLINK_CALL" "$SOCKET" org.injectd.Injector.GetCapabilities '{}') || fail "GetCapabilities failed: $out"
+    jq -ec .parameters.capabilities.engine <<<"$out" || fail "no engine statistics in the capabilities: $out"
+}
+
+# expect_phases STATS WHICH: the last arm's phases, as a cold (loaded and
+# verified) or a warm (re-attached) arm of a process scope shows them.
+expect_phases() {
+    local st=$1 which=$2 p
+    p=$(jq -c .last_arm <<<"$st")
+    if [[ $which == cold ]]; then
+        jq -e '.load_usec > 0 and .verify_usec > 0 and .verified_insns > 0' <<<"$p" >/dev/null ||
+            fail "expected load, verify and verified_insns > 0 for a cold arm, saw $p"
+    else
+        jq -e '.load_usec == 0 and .verify_usec == 0 and .verified_insns == 0' <<<"$p" >/dev/null ||
+            fail "expected no load, verify or verified_insns for a re-attached site, saw $p"
+    fi
+    jq -e '.attach_usec > 0 and .tag_usec > 0 and .total_usec >= .load_usec + .verify_usec + .attach_usec + .tag_usec' \
+        <<<"$p" >/dev/null || fail "expected attach and tag > 0, within the total, saw $p"
+}
+
 # one_round BACKEND PROGNAME: an injection, then a second one on the same
 # function that must reuse the first one's program; sets ROUND_PROG to it.
 one_round() {
@@ -77,7 +102,13 @@ one_round() {
     # First injection, on fixture 1, which stays alive (blocked) after it ends.
     start_fixture openat 6 /etc/hostname
     local f1=$FIXTURE_PID f1_fd=$FIXTURE_FD f1_out=$FIXTURE_OUT
+    local before st
+    before=$(engine_stats)
     id1=$(inject __x64_sys_openat "$backend" "$f1" '')
+    st=$(engine_stats)
+    expect_phases "$st" cold
+    assert_eq "$(($(jq .programs_loaded <<<"$before") + 1))" "$(jq .programs_loaded <<<"$st")" "programs loaded after a cold arm"
+    assert_eq "$(($(jq .arms <<<"$before") + 1))" "$(jq .arms <<<"$st")" "arms counted after a cold arm"
     prog1=$(link_prog "$site")
     [[ $prog1 =~ ^[0-9]+$ ]] || fail "no program attached to $site: '$prog1'"
     log "$backend: first injection $id1 runs program $prog1"
@@ -90,7 +121,12 @@ one_round() {
 
     # Second injection on the same function: the same program, re-attached.
     start_fixture openat 10 /etc/hostname
+    before=$st
     id2=$(inject __x64_sys_openat "$backend" "$FIXTURE_PID" ',"after":2,"every":3')
+    st=$(engine_stats)
+    expect_phases "$st" warm
+    assert_eq "$(jq .programs_loaded <<<"$before")" "$(jq .programs_loaded <<<"$st")" "programs loaded after a re-attach"
+    assert_eq "$(($(jq .programs_reattached <<<"$before") + 1))" "$(jq .programs_reattached <<<"$st")" "programs re-attached"
     prog2=$(link_prog "$site")
     assert_eq "$prog1" "$prog2" "program of the second injection on $site (re-attached, not loaded)"
     assert_eq "$prog1" "$(prog_ids "$progname")" "programs called $progname while re-attached"
