@@ -213,6 +213,12 @@ int manager_start(Manager *m, sd_bus *bus) {
         r = adopt(m);
         if (r < 0)
                 return r;
+        /* tags.bpf.c, loaded and verified once for our lifetime: no
+         * process-scope request pays for it. */
+        r = engine_preload(m->engine);
+        if (r < 0)
+                log_debug_errno(r, "Cannot load the process-scope tagging programs now, the first process-scope "
+                                "request will: %m");
         if (m->n_injections > 0) {
                 r = manager_open_events(m);
                 if (r < 0)

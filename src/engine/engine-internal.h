@@ -11,6 +11,7 @@
 #include "engine.h"
 #include "kallsyms.h"
 #include "probe.h"
+#include "scope-tags.h"
 #include "slot-index.h"
 
 typedef struct OwnedSite OwnedSite;
@@ -29,6 +30,7 @@ struct Engine {
         EngineCaps caps;
         bool caps_done;
         KernelProbe *probe;
+        ScopeTagsProgram *tags_program; /* tags.bpf.c, held for the engine's lifetime (scope-tags.h) */
 
         /* site-cache.c's */
         OwnedSite *owned;               /* sites we loaded: attached, or cached */

@@ -98,6 +98,7 @@ Engine *engine_free(Engine *e) {
         kallsyms_cache_done(&e->kallsyms);
         kernel_probe_free(e->probe);
         site_cache_free_all(e);
+        scope_tags_program_free(e->tags_program);
         slot_index_done(&e->index);
         free(e);
         return NULL;
@@ -126,6 +127,24 @@ int engine_new(const char *pin_root, Engine **ret) {
 
         *ret = TAKE_PTR(e);
         return 0;
+}
+
+int engine_preload(Engine *e) {
+        const KernelProbe *p;
+        int fd;
+
+        /* A kernel that can inject nothing gets nothing loaded: the
+         * tagging programs may load where no site can (lockdown refuses
+         * trampolines, not raw tracepoints). */
+        p = engine_probe(e);
+        if (!p)
+                return -ENOMEM;
+        if (!kernel_probe_available(p, PROBE_INJECTION))
+                return 0;
+        fd = engine_tags_fd(e);
+        if (fd < 0)
+                return fd;
+        return scope_tags_prepare(&e->tags_program, fd, e->ns_per_tick);
 }
 
 int engine_lock(Engine *e) {

@@ -159,6 +159,13 @@ int engine_disarm(Engine *e, uint64_t id, InjectionInfo *ret_final, InjectError 
 int engine_get(Engine *e, uint64_t id, InjectionInfo *ret);
 int engine_list(Engine *e, InjectionInfo **ret, size_t *ret_n);
 
+/* Loads now what every process-scope arm needs (bpf/tags.bpf.c, kept
+ * loaded and attached until engine_free()), so that the first one does not
+ * pay for it; without it, the first one loads it. A long-lived caller (the
+ * daemon) calls it once at start. Loads nothing where no backend can
+ * inject. */
+int engine_preload(Engine *e);
+
 /* Re-opens what is pinned, removes expired, exhausted and orphaned
  * injections and half-built sites, and reports each one. */
 int engine_adopt(Engine *e, AdoptResult **ret, size_t *ret_n);

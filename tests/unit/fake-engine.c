@@ -416,6 +416,10 @@ uint64_t engine_site_cache_expire(Engine *e) {
 void engine_site_cache_flush(Engine *e) {
 }
 
+int engine_preload(Engine *e) {
+        return 0;
+}
+
 void engine_site_stats(Engine *e, EngineSiteStats *ret) {
         *ret = (EngineSiteStats) {};
 }

@@ -6,6 +6,7 @@
 # site fails exactly what its new injection asks for, a scope of the old
 # injection never matches again, and the program is freed when its grace
 # period ends, when the cap says so, and when the daemon stops. The
+# process-scope tagging programs are loaded once at start and kept. The
 # capabilities' engine statistics tell a cold arm (loaded and verified)
 # from a warm one (re-attached), phase by phase.
 . "$(dirname "$0")/lib.sh"
@@ -18,6 +19,7 @@ daemon_setup
 start_injectd --site-cache=10min
 
 PINS=/sys/fs/bpf/injectd/sites
+TAGS=/sys/fs/bpf/injectd/tags
 
 # inject FUNCTION BACKEND PID EXTRA-JSON: a detached injection as root,
 # scoped to PID; prints its id.
@@ -93,6 +95,17 @@ expect_phases() {
         <<<"$p" >/dev/null || fail "expected attach and tag > 0, within the total, saw $p"
 }
 
+# expect_tags_held: the daemon's tagging programs are the ones it loaded
+# at start ($TAG_PROG), still attached (one link) while no process scope
+# holds them pinned.
+expect_tags_held() {
+    local links
+    assert_eq "$TAG_PROG" "$(prog_ids inject_tag_fork)" "inject_tag_fork programs loaded"
+    [[ ! -e $TAGS ]] || fail "expected $TAGS unpinned with no process scope armed, saw: $(ls "$TAGS")"
+    links=$(bpftool link show --json | jq -r --argjson p "$TAG_PROG" '[.[] | select(.prog_id == $p)] | length')
+    assert_eq 1 "$links" "links attaching the held fork program $TAG_PROG"
+}
+
 # one_round BACKEND PROGNAME: an injection, then a second one on the same
 # function that must reuse the first one's program; sets ROUND_PROG to it.
 one_round() {
@@ -107,6 +120,8 @@ one_round() {
     id1=$(inject __x64_sys_openat "$backend" "$f1" '')
     st=$(engine_stats)
     expect_phases "$st" cold
+    assert_eq "$TAG_PROG" "$(bpftool link show pinned "$TAGS/fork" --json | jq -r .prog_id)" \
+        "the fork program pinned for the process scope (the one loaded at start)"
     assert_eq "$(($(jq .programs_loaded <<<"$before") + 1))" "$(jq .programs_loaded <<<"$st")" "programs loaded after a cold arm"
     assert_eq "$(($(jq .arms <<<"$before") + 1))" "$(jq .arms <<<"$st")" "arms counted after a cold arm"
     prog1=$(link_prog "$site")
@@ -114,7 +129,8 @@ one_round() {
     log "$backend: first injection $id1 runs program $prog1"
     cancel "$id1"
 
-    # Detached, still loaded, emptied.
+    # Detached, still loaded, emptied; the tagging programs too.
+    expect_tags_held
     assert_eq "$prog1" "$(prog_ids "$progname")" "programs called $progname after the cancel"
     expect_detached "$prog1"
     expect_empty_maps "$prog1"
@@ -146,11 +162,20 @@ one_round() {
     ROUND_PROG=$prog1
 }
 
+# tags.bpf.c is loaded once, when the daemon starts, and kept: process
+# scopes going from none to one pin it again rather than load it again.
+TAG_PROG=$(prog_ids inject_tag_fork)
+[[ $TAG_PROG =~ ^[0-9]+$ ]] || fail "expected one inject_tag_fork program loaded at start, saw '$TAG_PROG'"
+expect_tags_held
+
 one_round fmod_ret inject_fmod_ret
 # kprobe: re-attaching makes a new perf event for the same program.
 one_round kprobe inject_kprobe
 
-# The daemon's shutdown frees both cached programs (check_clean).
+expect_tags_held
+
+# The daemon's shutdown frees both cached programs and the tagging ones
+# (check_clean).
 stop_injectd
 check_clean
 
@@ -183,9 +208,16 @@ wait_until 5 one_left
 stop_injectd
 check_clean
 start_injectd --site-cache=0
+TAG_PROG=$(prog_ids inject_tag_fork)
 start_fixture openat 1 /etc/hostname
 cancel "$(inject __x64_sys_openat fmod_ret "$FIXTURE_PID" '')"
 release_fixture
+# The site and its program went; the tagging programs stay while the
+# daemon runs (RCU may take a moment to free a program).
+site_freed() { [[ -z $(prog_ids inject_fmod_ret) ]] && ! compgen -G "$PINS/*" >/dev/null; }
+wait_until 5 site_freed
+expect_tags_held
+stop_injectd
 check_clean
 
 finish
