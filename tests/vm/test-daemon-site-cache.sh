@@ -164,6 +164,9 @@ one_round() {
 
 # tags.bpf.c is loaded once, when the daemon starts, and kept: process
 # scopes going from none to one pin it again rather than load it again.
+# The daemon owns its names before it has started (adopted, loaded this):
+# a call it answers is one made after.
+engine_stats >/dev/null
 TAG_PROG=$(prog_ids inject_tag_fork)
 [[ $TAG_PROG =~ ^[0-9]+$ ]] || fail "expected one inject_tag_fork program loaded at start, saw '$TAG_PROG'"
 expect_tags_held
@@ -208,6 +211,7 @@ wait_until 5 one_left
 stop_injectd
 check_clean
 start_injectd --site-cache=0
+engine_stats >/dev/null
 TAG_PROG=$(prog_ids inject_tag_fork)
 start_fixture openat 1 /etc/hostname
 cancel "$(inject __x64_sys_openat fmod_ret "$FIXTURE_PID" '')"
