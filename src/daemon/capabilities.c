@@ -239,7 +239,7 @@ static json_object *limits_json(Manager *m) {
         if (json_build_object(&o,
                               JSON_PAIR_U64("max_duration_usec", ENGINE_MAX_DURATION_USEC),
                               JSON_PAIR_I64("max_active", m->options.max_active),
-                              JSON_PAIR_I64("max_per_function", INJECT_MAX_SLOTS),
+                              JSON_PAIR_I64("max_per_function", engine_max_per_function(m->engine)),
                               JSON_PAIR_I64("rate_per_minute", m->options.rate_per_minute),
                               JSON_PAIR_I64("max_callers", INJECT_MAX_CALLERS),
                               JSON_BUILD_END) < 0)

@@ -157,6 +157,11 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         if (r < 0)
                 return r;
         engine_set_site_cache(m->engine, o->site_cache_usec, o->site_cache_max);
+        /* 0: the engine's default. */
+        r = o->max_per_function ? engine_set_max_per_function(m->engine, o->max_per_function) : 0;
+        if (r < 0)
+                return log_error_errno(r, "Invalid number of injections per function %" PRIu32 ": %m",
+                                       o->max_per_function);
         *ret = TAKE_PTR(m);
         return 0;
 }

@@ -25,6 +25,7 @@ struct Engine {
         int events_fd;
         int tags_fd;
         uint64_t ns_per_tick;
+        uint32_t max_slots;             /* slots of a site loaded from now on */
         FunctionTable *functions;
         KallsymsCache kallsyms;
         EngineCaps caps;

@@ -114,6 +114,7 @@ int engine_new(const char *pin_root, Engine **ret) {
         e->lock_fd = e->events_fd = e->tags_fd = -1;
         e->cache_grace_usec = ENGINE_SITE_CACHE_GRACE_DEFAULT_USEC;
         e->cache_max = ENGINE_SITE_CACHE_MAX_DEFAULT;
+        e->max_slots = INJECT_MAX_SLOTS;
         e->kallsyms.min_interval_usec = ENGINE_KALLSYMS_REFRESH_USEC;
         e->pin_root = strdup(pin_root ?: ENGINE_PIN_ROOT);
         if (!e->pin_root ||
@@ -127,6 +128,17 @@ int engine_new(const char *pin_root, Engine **ret) {
 
         *ret = TAKE_PTR(e);
         return 0;
+}
+
+int engine_set_max_per_function(Engine *e, uint32_t n) {
+        if (n == 0 || n > ENGINE_MAX_SLOTS_LIMIT)
+                return -ERANGE;
+        e->max_slots = n;
+        return 0;
+}
+
+uint32_t engine_max_per_function(Engine *e) {
+        return e->max_slots;
 }
 
 int engine_preload(Engine *e) {

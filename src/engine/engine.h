@@ -135,6 +135,16 @@ typedef struct EngineSiteStats {
         unsigned n_cached;              /* ... of which detached, kept for reuse */
 } EngineSiteStats;
 
+/* Injections per site: the slots of a site program loaded from now on (one
+ * already pinned or cached keeps its own). Each slot costs the kernel
+ * sizeof(struct inject_slot) (224 bytes) in the slots array and one
+ * preallocated entry in the scopes hash (its 40 bytes of key and value
+ * plus the kernel's element header), per site, when the site is loaded;
+ * and every arm and cancel reads its site's slots in one batch. */
+#define ENGINE_MAX_SLOTS_LIMIT 16384
+int engine_set_max_per_function(Engine *e, uint32_t n);       /* 1 to ENGINE_MAX_SLOTS_LIMIT, else -ERANGE */
+uint32_t engine_max_per_function(Engine *e);
+
 #define ENGINE_SITE_CACHE_GRACE_DEFAULT_USEC (UINT64_C(10) * 60 * 1000000)
 #define ENGINE_SITE_CACHE_MAX_DEFAULT 32
 

@@ -119,13 +119,13 @@ static int owned_site_reset(OwnedSite *o) {
         if (errno != ENOENT)
                 return negative_errno();
 
-        v = calloc(INJECT_MAX_SLOTS, sizeof(*v));
+        v = calloc(m.n_slots, sizeof(*v));
         if (!v)
                 return -ENOMEM;
-        r = slots_read(m.slots, INJECT_MAX_SLOTS, v);
+        r = slots_read(m.slots, m.n_slots, v);
         if (r < 0)
                 return r;
-        for (uint32_t i = 0; i < INJECT_MAX_SLOTS; i++)
+        for (uint32_t i = 0; i < m.n_slots; i++)
                 if (memcmp(&v[i], &empty, sizeof(empty)) != 0 &&
                     bpf_map_update_elem(m.slots, &i, &empty, BPF_ANY) < 0)
                         return negative_errno();

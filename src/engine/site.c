@@ -185,6 +185,7 @@ void site_program_maps(const struct inject_bpf *p, SiteMaps *ret) {
                 .site = bpf_map__fd(p->maps.site),
                 .events = bpf_map__fd(p->maps.events),
                 .task_tags = bpf_map__fd(p->maps.task_tags),
+                .n_slots = bpf_map__max_entries(p->maps.slots),
         };
 }
 
@@ -239,7 +240,12 @@ static int site_program_load(Engine *e, const char *function, Backend b, struct 
                         goto fail;
                 }
         }
-        r = bpf_map__reuse_fd(skel->maps.events, e->events_fd);
+        /* The scopes hash holds at most one entry per slot. */
+        r = bpf_map__set_max_entries(skel->maps.slots, e->max_slots);
+        if (r >= 0)
+                r = bpf_map__set_max_entries(skel->maps.scopes, e->max_slots);
+        if (r >= 0)
+                r = bpf_map__reuse_fd(skel->maps.events, e->events_fd);
         if (r >= 0)
                 r = bpf_map__reuse_fd(skel->maps.task_tags, e->tags_fd);
         if (r < 0)

@@ -71,6 +71,7 @@ typedef struct SiteMaps {
         int site;
         int events;
         int task_tags;
+        uint32_t n_slots;       /* the slots map's max_entries */
 } SiteMaps;
 
 void site_program_maps(const struct inject_bpf *p, SiteMaps *ret);

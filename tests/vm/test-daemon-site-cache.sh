@@ -8,7 +8,8 @@
 # period ends, when the cap says so, and when the daemon stops. The
 # process-scope tagging programs are loaded once at start and kept. The
 # capabilities' engine statistics tell a cold arm (loaded and verified)
-# from a warm one (re-attached), phase by phase.
+# from a warm one (re-attached), phase by phase. --max-per-function caps
+# the injections on one function.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-engine.sh"
 . "$(dirname "$0")/lib-daemon.sh"
@@ -221,6 +222,33 @@ release_fixture
 site_freed() { [[ -z $(prog_ids inject_fmod_ret) ]] && ! compgen -G "$PINS/*" >/dev/null; }
 wait_until 5 site_freed
 expect_tags_held
+stop_injectd
+check_clean
+
+# The cap on injections per function: --max-per-function. The third
+# injection on a function armed twice is refused; the slot a cancel frees
+# is taken again.
+start_injectd --max-per-function=2
+out=$("$VARLINK_CALL" "$SOCKET" org.injectd.Injector.GetCapabilities '{}') || fail "GetCapabilities failed: $out"
+assert_eq 2 "$(jq -r .parameters.capabilities.limits.max_per_function <<<"$out")" "limits.max_per_function"
+holders=()
+for i in 1 2 3; do
+    sleep 600 &
+    holders+=($!)
+    at_exit kill "$!"
+done
+a=$(inject __x64_sys_getpgid fmod_ret "${holders[0]}" '')
+b=$(inject __x64_sys_getpgid fmod_ret "${holders[1]}" '')
+out=$("$VARLINK_CALL" "$SOCKET" org.injectd.Injector.Inject \
+    "{\"function\":\"__x64_sys_getpgid\",\"error\":\"ENOENT\",\"backend\":\"fmod_ret\",\"scope\":\"process\",\"pid\":${holders[2]},\"detach\":true,\"duration_usec\":300000000}" || true)
+assert_eq org.injectd.Injector.TooManyInjections "$(jq -r .error <<<"$out")" "error for a third injection on the function"
+assert_contains "$(jq -r .parameters.message <<<"$out")" "already has 2 injections armed" "its message"
+cancel "$a"
+c=$(inject __x64_sys_getpgid fmod_ret "${holders[2]}" '')
+assert_eq 2 "$(bpftool map show pinned "$PINS/fmod_ret-__x64_sys_getpgid/slots" --json | jq .max_entries)" \
+    "slots of the site loaded with --max-per-function=2"
+cancel "$b"
+cancel "$c"
 stop_injectd
 check_clean
 
