@@ -244,9 +244,45 @@ static json_object *limits_json(Manager *m) {
         if (json_build_object(&o,
                               JSON_PAIR_U64("max_duration_usec", ENGINE_MAX_DURATION_USEC),
                               JSON_PAIR_I64("max_active", m->options.max_active),
-                              JSON_PAIR_I64("max_per_function", INJECT_MAX_SLOTS),
+                              JSON_PAIR_I64("max_per_function", engine_max_per_function(m->engine)),
                               JSON_PAIR_I64("rate_per_minute", m->options.rate_per_minute),
                               JSON_PAIR_I64("max_callers", INJECT_MAX_CALLERS),
+                              JSON_BUILD_END) < 0)
+                return NULL;
+        return o;
+}
+
+static json_object *phases_json(const EnginePhases *p) {
+        json_object *o = NULL;
+
+        if (json_build_object(&o,
+                              JSON_PAIR_U64("load_usec", p->load_usec),
+                              JSON_PAIR_U64("verify_usec", p->verify_usec),
+                              JSON_PAIR_U64("attach_usec", p->attach_usec),
+                              JSON_PAIR_U64("tag_usec", p->tag_usec),
+                              JSON_PAIR_U64("total_usec", p->total_usec),
+                              JSON_PAIR_U64("verified_insns", p->verified_insns),
+                              JSON_BUILD_END) < 0)
+                return NULL;
+        return o;
+}
+
+/* The engine's statistics since the daemon started: where arms spend
+ * their time, what the site cache saved. Counts and durations of every
+ * user's requests together, nothing that names a request or its user. */
+static json_object *engine_json(Manager *m) {
+        EngineSiteStats st;
+        json_object *o = NULL;
+
+        engine_site_stats(m->engine, &st);
+        if (json_build_object(&o,
+                              JSON_PAIR_U64("arms", st.arms),
+                              JSON_PAIR_OBJECT("last_arm", phases_json(&st.last_arm)),
+                              JSON_PAIR_OBJECT("arm_total", phases_json(&st.arm_total)),
+                              JSON_PAIR_U64("programs_loaded", st.loads),
+                              JSON_PAIR_U64("programs_reattached", st.reattaches),
+                              JSON_PAIR_U64("programs_cached", st.n_cached),
+                              JSON_PAIR_U64("index_rebuilds", st.index_rebuilds),
                               JSON_BUILD_END) < 0)
                 return NULL;
         return o;
@@ -290,5 +326,6 @@ int manager_capabilities_json(Manager *m, const Caller *c, json_object **ret) {
                         JSON_PAIR_OBJECT("limits", limits_json(m)),
                         JSON_PAIR_STRING("polkit", polkit_mode_to_string(m->options.polkit_mode)),
                         JSON_PAIR_U64("active_injections", active),
+                        JSON_PAIR_OBJECT("engine", engine_json(m)),
                         JSON_BUILD_END);
 }

@@ -33,6 +33,7 @@ static ManagerOptions arg_options = {
         .subscriptions_per_user = MANAGER_SUBSCRIPTIONS_PER_USER_DEFAULT,
         .site_cache_usec = ENGINE_SITE_CACHE_GRACE_DEFAULT_USEC,
         .site_cache_max = ENGINE_SITE_CACHE_MAX_DEFAULT,
+        .max_per_function = INJECT_MAX_SLOTS,
 };
 static const char *arg_policy_dirs[MAX_POLICY_DIRS + 1];
 static bool arg_keep_caps;
@@ -58,6 +59,8 @@ static void help(void) {
                "  --site-cache=DURATION       keep a function's verified program loaded, detached, this long\n"
                "                              after its last injection ends (default %s, 0: off)\n"
                "  --site-cache-max=N          keep at most N such programs (default %d, 0: off)\n"
+               "  --max-per-function=N        injections on one function and backend (default %d,\n"
+               "                              at most %d; each costs the kernel about 320 bytes)\n"
                "  --log-level=LEVEL           debug, info, notice, warning, err\n"
                "  --log-target=auto|journal|stderr\n"
                "  --keep-capabilities         do not drop capabilities (debugging only)\n"
@@ -67,7 +70,8 @@ static void help(void) {
                MANAGER_EVENT_RATE_DEFAULT, VARLINK_CONNECTIONS_MAX_DEFAULT, VARLINK_CONNECTIONS_PER_UID_MAX_DEFAULT,
                VARLINK_CONNECTIONS_RESERVED_DEFAULT, FORMAT_DURATION(VARLINK_IDLE_TIMEOUT_USEC_DEFAULT),
                MANAGER_SUBSCRIPTIONS_PER_USER_DEFAULT,
-               FORMAT_DURATION(ENGINE_SITE_CACHE_GRACE_DEFAULT_USEC), ENGINE_SITE_CACHE_MAX_DEFAULT);
+               FORMAT_DURATION(ENGINE_SITE_CACHE_GRACE_DEFAULT_USEC), ENGINE_SITE_CACHE_MAX_DEFAULT,
+               INJECT_MAX_SLOTS, ENGINE_MAX_SLOTS_LIMIT);
 }
 
 static int parse_level(const char *s) {
@@ -94,6 +98,7 @@ static int parse_count(const char *s, unsigned min, unsigned max, unsigned *ret)
 static int parse_argv(int argc, char **argv) {
         enum { ARG_POLKIT = 0x100, ARG_KEEP, ARG_POLICY_DIR, ARG_MAX_ACTIVE, ARG_RATE, ARG_LOG_LEVEL,
                ARG_LOG_TARGET, ARG_KEEP_CAPS, ARG_VERSION, ARG_SITE_CACHE, ARG_SITE_CACHE_MAX,
+               ARG_MAX_PER_FUNCTION,
                ARG_RESERVED_ACTIVE, ARG_EVENT_RATE, ARG_MAX_CONNECTIONS, ARG_MAX_CONNECTIONS_PER_USER,
                ARG_RESERVED_CONNECTIONS, ARG_IDLE_TIMEOUT, ARG_MAX_SUBSCRIPTIONS_PER_USER };
         static const struct option options[] = {
@@ -113,6 +118,7 @@ static int parse_argv(int argc, char **argv) {
                 { "max-subscriptions-per-user", required_argument, NULL, ARG_MAX_SUBSCRIPTIONS_PER_USER },
                 { "site-cache", required_argument, NULL, ARG_SITE_CACHE },
                 { "site-cache-max", required_argument, NULL, ARG_SITE_CACHE_MAX },
+                { "max-per-function", required_argument, NULL, ARG_MAX_PER_FUNCTION },
                 { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
                 { "log-target", required_argument, NULL, ARG_LOG_TARGET },
                 { "keep-capabilities", no_argument, NULL, ARG_KEEP_CAPS },
@@ -209,6 +215,14 @@ static int parse_argv(int argc, char **argv) {
                         if (errno || *end || end == optarg || v < 0 || v > 4096)
                                 return log_error_errno(-EINVAL, "Invalid --site-cache-max '%s': 0 to 4096", optarg);
                         arg_options.site_cache_max = (unsigned) v;
+                        break;
+                case ARG_MAX_PER_FUNCTION:
+                        errno = 0;
+                        v = strtol(optarg, &end, 10);
+                        if (errno || *end || end == optarg || v < 1 || v > ENGINE_MAX_SLOTS_LIMIT)
+                                return log_error_errno(-EINVAL, "Invalid --max-per-function '%s': 1 to %d", optarg,
+                                                       ENGINE_MAX_SLOTS_LIMIT);
+                        arg_options.max_per_function = (uint32_t) v;
                         break;
                 case ARG_LOG_LEVEL:
                         r = parse_level(optarg);

@@ -157,6 +157,11 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         if (r < 0)
                 return r;
         engine_set_site_cache(m->engine, o->site_cache_usec, o->site_cache_max);
+        /* 0: the engine's default. */
+        r = o->max_per_function ? engine_set_max_per_function(m->engine, o->max_per_function) : 0;
+        if (r < 0)
+                return log_error_errno(r, "Invalid number of injections per function %" PRIu32 ": %m",
+                                       o->max_per_function);
         *ret = TAKE_PTR(m);
         return 0;
 }
@@ -213,6 +218,12 @@ int manager_start(Manager *m, sd_bus *bus) {
         r = adopt(m);
         if (r < 0)
                 return r;
+        /* tags.bpf.c, loaded and verified once for our lifetime: no
+         * process-scope request pays for it. */
+        r = engine_preload(m->engine);
+        if (r < 0)
+                log_debug_errno(r, "Cannot load the process-scope tagging programs now, the first process-scope "
+                                "request will: %m");
         if (m->n_injections > 0) {
                 r = manager_open_events(m);
                 if (r < 0)

@@ -127,6 +127,7 @@ typedef struct ManagerOptions {
         const char *pin_root;           /* NULL: ENGINE_PIN_ROOT */
         uint64_t site_cache_usec;       /* keep a site's program this long after its last injection; 0: off */
         unsigned site_cache_max;        /* ... and at most this many; 0: off */
+        uint32_t max_per_function;      /* injections per function and backend (engine_set_max_per_function()) */
         unsigned event_rate;            /* fault events per injection per second; 0: all */
 
         /* Read by the front ends, which enforce them. */

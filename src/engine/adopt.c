@@ -101,6 +101,11 @@ int engine_adopt(Engine *e, AdoptResult **ret, size_t *ret_n) {
 
         remove_tmp_dirs(e);
         r = site_foreach_slot(e, adopt_fn, true, &c);
+        if (r >= 0) {
+                /* What survived is all the index should know. */
+                engine_index_invalidate(e);
+                r = engine_index_sync(e);
+        }
         if (r >= 0)
                 /* Roots of injections that did not survive go; the tags of
                  * surviving ones are pinned and were kept up to date by the

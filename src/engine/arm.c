@@ -6,6 +6,7 @@
  * reachable. A refusal or a failure leaves nothing behind. */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -16,6 +17,7 @@
 #include "cleanup.h"
 #include "engine-internal.h"
 #include "kallsyms.h"
+#include "log.h"
 #include "pin.h"
 #include "probe.h"
 #include "scope-roots.h"
@@ -219,6 +221,52 @@ static int new_id(uint64_t *ret) {
         return 0;
 }
 
+/* The index says which slot is free; the slot itself confirms it, since
+ * the pins are the truth and an index that disagrees is read again. */
+static int find_free_slot(Engine *e, const Site *s, uint32_t *ret) {
+        struct inject_slot cur;
+        uint32_t idx;
+        int r;
+
+        for (unsigned attempt = 0;; attempt++) {
+                r = engine_index_sync(e);
+                if (r < 0)
+                        return r;
+                r = slot_index_free_slot(&e->index, s->dir, s->n_slots, &idx);
+                if (r < 0)
+                        return r;
+                if (bpf_map_lookup_elem(s->slots_fd, &idx, &cur) < 0)
+                        return negative_errno();
+                if (!cur.id) {
+                        *ret = idx;
+                        return 0;
+                }
+                if (attempt > 0)
+                        return -EBUSY;
+                engine_index_invalidate(e);
+        }
+}
+
+/* Per request in the debug log, and in the stats for the daemon to show. */
+static void arm_phases_record(Engine *e, const char *function, Backend b, uint64_t id, uint64_t start) {
+        EnginePhases *p = &e->phases, *sum = &e->stats.arm_total;
+
+        p->total_usec = now_usec(CLOCK_MONOTONIC) - start;
+        log_debug("Armed %016" PRIx64 " on '%s' (%s) in %" PRIu64 " us: load %" PRIu64 " us, verify %" PRIu64
+                  " us (%" PRIu32 " instructions), attach %" PRIu64 " us, tag %" PRIu64 " us",
+                  id, function, backend_to_string(b), p->total_usec, p->load_usec, p->verify_usec,
+                  p->verified_insns, p->attach_usec, p->tag_usec);
+        e->stats.arms++;
+        e->stats.last_arm = *p;
+        sum->load_usec += p->load_usec;
+        sum->verify_usec += p->verify_usec;
+        sum->attach_usec += p->attach_usec;
+        sum->tag_usec += p->tag_usec;
+        sum->total_usec += p->total_usec;
+        if (p->verified_insns > sum->verified_insns)
+                sum->verified_insns = p->verified_insns;
+}
+
 int engine_check(Engine *e, const InjectSpec *spec, InjectError *err) {
         const InjectableFunction *f = NULL;
         Backend b;
@@ -240,7 +288,7 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
         const InjectableFunction *f = NULL;
         uint32_t idx = UINT32_MAX;
         _cleanup_(scope_root_set_done) ScopeRootSet roots = {};
-        uint64_t now, id;
+        uint64_t now, id, t, start = now_usec(CLOCK_MONOTONIC);
         Backend b = BACKEND_AUTO;
         bool process;
         int r;
@@ -271,6 +319,7 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
         slot.id = id;
         slot.retval = spec->retval;
 
+        e->phases = (EnginePhases) {};
         r = engine_lock(e);
         if (r < 0)
                 return r;
@@ -289,21 +338,16 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
                 return err && err->name ? r : inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
                                                                "Cannot set up '%s': %s", f->name, strerror(-r));
 
-        for (uint32_t i = 0; i < INJECT_MAX_SLOTS; i++) {
-                struct inject_slot cur;
-
-                if (bpf_map_lookup_elem(s.slots_fd, &i, &cur) < 0)
-                        return negative_errno();
-                if (!cur.id) {
-                        idx = i;
-                        break;
-                }
-        }
-        if (idx == UINT32_MAX)
+        r = find_free_slot(e, &s, &idx);
+        if (r == -ENOSPC)
                 return inject_error_set(err, -EUSERS, INJECT_ERROR_TOO_MANY,
-                                        "'%s' already has %d injections armed", f->name, INJECT_MAX_SLOTS);
+                                        "'%s' already has %" PRIu32 " injections armed", f->name, s.n_slots);
+        if (r < 0)
+                return r;
         if (slot.scope_kind == INJECT_SCOPE_PROCESS) {
+                t = now_usec(CLOCK_MONOTONIC);
                 r = scope_roots_tag_slot(e, &slot, &roots);
+                e->phases.tag_usec += now_usec(CLOCK_MONOTONIC) - t;
                 if (r < 0)
                         return r;
         }
@@ -318,7 +362,9 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
         /* The scope's tasks are tagged before its scope entry makes the
          * injection reachable. */
         if (slot.scope_kind == INJECT_SCOPE_PROCESS) {
+                t = now_usec(CLOCK_MONOTONIC);
                 r = scope_roots_apply(e, &roots);
+                e->phases.tag_usec += now_usec(CLOCK_MONOTONIC) - t;
                 if (r > 0) {
                         r = inject_error_set(err, -E2BIG, INJECT_ERROR_BAD_SCOPE,
                                              "Process %llu would put %d task(s) in more than %d nested process "
@@ -350,6 +396,8 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
                 goto undo_slot;
         }
 
+        engine_index_add(e, s.dir, s.n_slots, slot.id, idx);
+        arm_phases_record(e, f->name, b, slot.id, start);
         if (ret)
                 site_injection_info(&s, &slot, now, ret);
         return 0;

@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* Finding armed injections in the pins: one (engine_get), all of them
- * (engine_list), and taking one out (engine_disarm). */
+/* Finding armed injections: one (engine_get), all of them (engine_list),
+ * and taking one out (engine_disarm). The engine's index (engine-index.c)
+ * says which site and slot hold an injection, so only that slot is read;
+ * a list opens only the sites that hold injections, and reads each one's
+ * slots, counters included, in one batch. */
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <bpf/bpf.h>
 
 #include "cleanup.h"
 #include "engine-internal.h"
@@ -13,96 +18,145 @@
 #include "site.h"
 #include "time-util.h"
 
-struct find_ctx {
-        uint64_t id;
-        bool remove;
-        bool found;
-        InjectionInfo info;
-};
-
-static int find_fn(Engine *e, Site *s, uint32_t idx, const struct inject_slot *slot, void *userdata) {
-        struct find_ctx *c = userdata;
+/* Opens the site that holds id and reads its slot. An index that points
+ * at a gone site or a slot holding something else is read again from the
+ * pins, once. */
+static int find_slot(Engine *e, uint64_t id, Site *ret_site, uint32_t *ret_idx, struct inject_slot *ret_slot) {
         int r;
 
-        if (slot->id != c->id)
-                return 0;
-        site_injection_info(s, slot, now_nsec(CLOCK_BOOTTIME), &c->info);
-        c->found = true;
-        if (c->remove) {
-                r = site_remove_slot(e, s, idx);
+        for (unsigned attempt = 0;; attempt++) {
+                _cleanup_(site_closep) Site s = SITE_NULL;
+                struct inject_slot slot;
+                const char *dir;
+                uint32_t idx;
+
+                r = engine_index_sync(e);
                 if (r < 0)
                         return r;
+                r = slot_index_find(&e->index, id, &dir, &idx);
+                if (r < 0)
+                        return r;
+                r = site_open(dir, &s);
+                if (r >= 0 && idx < s.n_slots) {
+                        if (bpf_map_lookup_elem(s.slots_fd, &idx, &slot) < 0)
+                                return negative_errno();
+                        if (slot.id == id) {
+                                *ret_site = s;
+                                s = SITE_NULL;
+                                *ret_idx = idx;
+                                *ret_slot = slot;
+                                return 0;
+                        }
+                } else if (r < 0 && r != -ENOENT && r != -ENOLINK)
+                        return r;
+                if (attempt > 0)
+                        return -ENOENT;
+                engine_index_invalidate(e);
         }
-        return 1;
 }
 
 int engine_get(Engine *e, uint64_t id, InjectionInfo *ret) {
-        struct find_ctx c = { .id = id };
+        _cleanup_(site_closep) Site s = SITE_NULL;
+        struct inject_slot slot;
+        uint32_t idx;
         int r;
 
-        r = site_foreach_slot(e, find_fn, false, &c);
+        r = find_slot(e, id, &s, &idx, &slot);
         if (r < 0)
                 return r;
-        if (!c.found)
-                return -ENOENT;
-        *ret = c.info;
+        site_injection_info(&s, &slot, now_nsec(CLOCK_BOOTTIME), ret);
         return 0;
 }
 
 int engine_disarm(Engine *e, uint64_t id, InjectionInfo *ret_final, InjectError *err) {
         _cleanup_(engine_unlockp) Engine *locked = NULL;
-        struct find_ctx c = { .id = id, .remove = true };
+        _cleanup_(site_closep) Site s = SITE_NULL;
+        struct inject_slot slot;
+        InjectionInfo info;
+        uint32_t idx;
         int r;
 
         r = engine_lock(e);
         if (r < 0)
                 return r;
         locked = e;
-        r = site_foreach_slot(e, find_fn, false, &c);
+        r = find_slot(e, id, &s, &idx, &slot);
+        if (r == -ENOENT)
+                return inject_error_set(err, -ENOENT, INJECT_ERROR_NO_SUCH_INJECTION,
+                                        "No injection with id %016llx", (unsigned long long) id);
+        if (r >= 0) {
+                site_injection_info(&s, &slot, now_nsec(CLOCK_BOOTTIME), &info);
+                r = site_remove_slot(e, &s, idx);
+        }
         if (r < 0)
                 return inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED, "Cannot disarm %016llx: %s",
                                         (unsigned long long) id, strerror(-r));
-        if (!c.found)
-                return inject_error_set(err, -ENOENT, INJECT_ERROR_NO_SUCH_INJECTION,
-                                        "No injection with id %016llx", (unsigned long long) id);
         /* Its root's tags stay on tasks, matching nothing, until the next
          * tagging pass or the tasks' end; with no root left the fork program
          * detaches. A failure here only keeps it attached until the next
          * arm, disarm or adoption tries again. */
-        if (c.info.slot.scope_kind == INJECT_SCOPE_PROCESS)
+        if (info.slot.scope_kind == INJECT_SCOPE_PROCESS)
                 (void) scope_roots_sync(e);
         if (ret_final)
-                *ret_final = c.info;
+                *ret_final = info;
         return 0;
 }
 
-struct list_ctx {
-        InjectionInfo *v;
-        size_t n;
-};
-
-static int list_fn(Engine *e, Site *s, uint32_t idx, const struct inject_slot *slot, void *userdata) {
-        struct list_ctx *c = userdata;
-        InjectionInfo *v;
-
-        v = realloc(c->v, (c->n + 1) * sizeof(*v));
-        if (!v)
-                return -ENOMEM;
-        c->v = v;
-        site_injection_info(s, slot, now_nsec(CLOCK_BOOTTIME), &c->v[c->n++]);
-        return 0;
-}
-
+/* The sites' names first: the index may be rebuilt while we read. */
 int engine_list(Engine *e, InjectionInfo **ret, size_t *ret_n) {
-        struct list_ctx c = {};
+        _cleanup_free_ InjectionInfo *v = NULL;
+        char **dirs = NULL;
+        size_t n = 0, n_dirs = 0;
+        uint64_t now;
         int r;
 
-        r = site_foreach_slot(e, list_fn, false, &c);
-        if (r < 0) {
-                free(c.v);
+        r = engine_index_sync(e);
+        if (r < 0)
                 return r;
+        dirs = calloc(e->index.n_sites ?: 1, sizeof(*dirs));
+        if (!dirs)
+                return -ENOMEM;
+        for (; n_dirs < e->index.n_sites; n_dirs++) {
+                dirs[n_dirs] = strdup(e->index.sites[n_dirs]->dir);
+                if (!dirs[n_dirs]) {
+                        r = -ENOMEM;
+                        goto finish;
+                }
         }
-        *ret = c.v;
-        *ret_n = c.n;
-        return 0;
+
+        now = now_nsec(CLOCK_BOOTTIME);
+        for (size_t i = 0; i < n_dirs; i++) {
+                _cleanup_(site_closep) Site s = SITE_NULL;
+                _cleanup_free_ struct inject_slot *slots = NULL;
+                InjectionInfo *w;
+
+                r = site_open(dirs[i], &s);
+                if (r == -ENOENT || r == -ENOLINK) {
+                        engine_index_invalidate(e);     /* gone under us: read again next time */
+                        continue;
+                }
+                if (r < 0)
+                        goto finish;
+                r = site_read_slots(&s, &slots);
+                if (r < 0)
+                        goto finish;
+                w = realloc(v, (n + s.n_slots) * sizeof(*v));
+                if (!w) {
+                        r = -ENOMEM;
+                        goto finish;
+                }
+                v = w;
+                for (uint32_t k = 0; k < s.n_slots; k++)
+                        if (slots[k].id)
+                                site_injection_info(&s, &slots[k], now, &v[n++]);
+        }
+        r = 0;
+        *ret = TAKE_PTR(v);
+        *ret_n = n;
+
+finish:
+        for (size_t i = 0; i < n_dirs; i++)
+                free(dirs[i]);
+        free(dirs);
+        return r;
 }

@@ -11,6 +11,8 @@
 #include "engine.h"
 #include "kallsyms.h"
 #include "probe.h"
+#include "scope-tags.h"
+#include "slot-index.h"
 
 typedef struct OwnedSite OwnedSite;
 
@@ -23,11 +25,13 @@ struct Engine {
         int events_fd;
         int tags_fd;
         uint64_t ns_per_tick;
+        uint32_t max_slots;             /* slots of a site loaded from now on */
         FunctionTable *functions;
         KallsymsCache kallsyms;
         EngineCaps caps;
         bool caps_done;
         KernelProbe *probe;
+        ScopeTagsProgram *tags_program; /* tags.bpf.c, held for the engine's lifetime (scope-tags.h) */
 
         /* site-cache.c's */
         OwnedSite *owned;               /* sites we loaded: attached, or cached */
@@ -35,6 +39,13 @@ struct Engine {
         uint64_t cache_grace_usec;
         unsigned cache_max;
         EngineSiteStats stats;
+        EnginePhases phases;            /* the arm under way's (arm.c, site.c) */
+
+        /* engine-index.c's: where the pinned injections are */
+        SlotIndex index;
+        uint64_t index_gen;             /* the pins' generation it shows */
+        bool index_valid;
+        bool index_changed;             /* slots taken or freed under the lock we hold */
 };
 
 /* libbpf's last warning or error, "" when it said nothing: the detail a
@@ -45,6 +56,20 @@ const char *engine_libbpf_error(void);
 int engine_lock(Engine *e);
 void engine_unlock(Engine *e);
 void engine_unlockp(Engine **e);
+
+/* Opens (creates) the lock file, which also holds the pins' generation. */
+int engine_lock_open(Engine *e);
+
+/* The index of injections (engine-index.c). engine_index_sync() makes it
+ * show the pins, rebuilding it when another engine (or a failure) left it
+ * behind; a caller that holds the lock may then trust it until it unlocks.
+ * engine_index_add()/_remove() record what this engine changed; the
+ * generation is bumped for the others by engine_unlock(). */
+int engine_index_sync(Engine *e);
+void engine_index_invalidate(Engine *e);
+void engine_index_add(Engine *e, const char *dir, uint32_t n_slots, uint64_t id, uint32_t slot);
+void engine_index_remove(Engine *e, uint64_t id);
+void engine_index_bump(Engine *e);
 
 /* The task storage of process-scope tags, shared by every site and the
  * tagging programs; the pinned one if there is one. */

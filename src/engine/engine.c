@@ -98,6 +98,8 @@ Engine *engine_free(Engine *e) {
         kallsyms_cache_done(&e->kallsyms);
         kernel_probe_free(e->probe);
         site_cache_free_all(e);
+        scope_tags_program_free(e->tags_program);
+        slot_index_done(&e->index);
         free(e);
         return NULL;
 }
@@ -112,6 +114,7 @@ int engine_new(const char *pin_root, Engine **ret) {
         e->lock_fd = e->events_fd = e->tags_fd = -1;
         e->cache_grace_usec = ENGINE_SITE_CACHE_GRACE_DEFAULT_USEC;
         e->cache_max = ENGINE_SITE_CACHE_MAX_DEFAULT;
+        e->max_slots = INJECT_MAX_SLOTS;
         e->kallsyms.min_interval_usec = ENGINE_KALLSYMS_REFRESH_USEC;
         e->pin_root = strdup(pin_root ?: ENGINE_PIN_ROOT);
         if (!e->pin_root ||
@@ -127,22 +130,51 @@ int engine_new(const char *pin_root, Engine **ret) {
         return 0;
 }
 
+int engine_set_max_per_function(Engine *e, uint32_t n) {
+        if (n == 0 || n > ENGINE_MAX_SLOTS_LIMIT)
+                return -ERANGE;
+        e->max_slots = n;
+        return 0;
+}
+
+uint32_t engine_max_per_function(Engine *e) {
+        return e->max_slots;
+}
+
+int engine_preload(Engine *e) {
+        const KernelProbe *p;
+        int fd;
+
+        /* A kernel that can inject nothing gets nothing loaded: the
+         * tagging programs may load where no site can (lockdown refuses
+         * trampolines, not raw tracepoints). */
+        p = engine_probe(e);
+        if (!p)
+                return -ENOMEM;
+        if (!kernel_probe_available(p, PROBE_INJECTION))
+                return 0;
+        fd = engine_tags_fd(e);
+        if (fd < 0)
+                return fd;
+        return scope_tags_prepare(&e->tags_program, fd, e->ns_per_tick);
+}
+
 int engine_lock(Engine *e) {
-        if (e->lock_fd < 0) {
-                if (mkdir(ENGINE_STATE_DIR, 0755) < 0 && errno != EEXIST)
-                        return negative_errno();
-                e->lock_fd = open(ENGINE_STATE_DIR "/engine.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-                if (e->lock_fd < 0)
-                        return negative_errno();
-        }
+        int r;
+
+        r = engine_lock_open(e);
+        if (r < 0)
+                return r;
         if (flock(e->lock_fd, LOCK_EX) < 0)
                 return negative_errno();
         return 0;
 }
 
 void engine_unlock(Engine *e) {
-        if (e->lock_fd >= 0)
-                (void) flock(e->lock_fd, LOCK_UN);
+        if (e->lock_fd < 0)
+                return;
+        engine_index_bump(e);
+        (void) flock(e->lock_fd, LOCK_UN);
 }
 
 void engine_unlockp(Engine **e) {

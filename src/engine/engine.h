@@ -104,6 +104,21 @@ typedef struct AdoptResult {
 
 typedef struct Engine Engine;
 
+/* Where an arm's time went, in microseconds (CLOCK_MONOTONIC). A phase
+ * the arm did not need is 0: a warm arm, on a site already attached, only
+ * writes map entries. */
+typedef struct EnginePhases {
+        uint64_t load_usec;             /* opening and preparing inject.bpf.c (ELF, BTF, configuration) */
+        uint64_t verify_usec;           /* the kernel creating its maps and verifying it (bpf(BPF_PROG_LOAD)) */
+        uint64_t attach_usec;           /* attaching and pinning the site, or re-attaching a cached program */
+        uint64_t tag_usec;              /* a process scope: finding its root and tagging its tasks,
+                                         * tags.bpf.c's loading included when it had to be */
+        uint64_t total_usec;            /* the whole engine_arm(), these and the map writes */
+        uint32_t verified_insns;        /* instructions the verifier processed for the program loaded
+                                         * (bpf_prog_info.verified_insns, Linux 5.16+; 0: none loaded,
+                                         * or an older kernel) */
+} EnginePhases;
+
 /* What the site cache did, for tests and the curious. */
 typedef struct EngineSiteStats {
         uint64_t loads;                 /* programs loaded and verified */
@@ -111,9 +126,24 @@ typedef struct EngineSiteStats {
         uint64_t reattach_failures;     /* ... refused by the kernel, then loaded afresh */
         uint64_t expired;               /* cached programs freed at the end of their grace period */
         uint64_t evicted;               /* ... freed early, to stay within the cap */
+        uint64_t arms;                  /* successful engine_arm() calls */
+        EnginePhases last_arm;          /* the last successful one's phases */
+        EnginePhases arm_total;         /* every successful one's, summed (verified_insns: the largest) */
+        uint64_t index_rebuilds;        /* the index of injections read again from the pins (at
+                                         * adoption, and after another engine changed them) */
         unsigned n_owned;               /* programs this engine holds, attached or cached */
         unsigned n_cached;              /* ... of which detached, kept for reuse */
 } EngineSiteStats;
+
+/* Injections per site: the slots of a site program loaded from now on (one
+ * already pinned or cached keeps its own). Each slot costs the kernel
+ * sizeof(struct inject_slot) (224 bytes) in the slots array and one
+ * preallocated entry in the scopes hash (its 40 bytes of key and value
+ * plus the kernel's element header), per site, when the site is loaded;
+ * and every arm and cancel reads its site's slots in one batch. */
+#define ENGINE_MAX_SLOTS_LIMIT 16384
+int engine_set_max_per_function(Engine *e, uint32_t n);       /* 1 to ENGINE_MAX_SLOTS_LIMIT, else -ERANGE */
+uint32_t engine_max_per_function(Engine *e);
 
 #define ENGINE_SITE_CACHE_GRACE_DEFAULT_USEC (UINT64_C(10) * 60 * 1000000)
 #define ENGINE_SITE_CACHE_MAX_DEFAULT 32
@@ -138,6 +168,13 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
 int engine_disarm(Engine *e, uint64_t id, InjectionInfo *ret_final, InjectError *err);
 int engine_get(Engine *e, uint64_t id, InjectionInfo *ret);
 int engine_list(Engine *e, InjectionInfo **ret, size_t *ret_n);
+
+/* Loads now what every process-scope arm needs (bpf/tags.bpf.c, kept
+ * loaded and attached until engine_free()), so that the first one does not
+ * pay for it; without it, the first one loads it. A long-lived caller (the
+ * daemon) calls it once at start. Loads nothing where no backend can
+ * inject. */
+int engine_preload(Engine *e);
 
 /* Re-opens what is pinned, removes expired, exhausted and orphaned
  * injections and half-built sites, and reports each one. */

@@ -96,7 +96,7 @@ int scope_roots_apply(Engine *e, const ScopeRootSet *s) {
                 if (fd < 0)
                         return fd;
         }
-        return scope_tags_apply(e->pin_root, fd, e->ns_per_tick, s->v, s->n);
+        return scope_tags_apply(e->pin_root, &e->tags_program, fd, e->ns_per_tick, s->v, s->n);
 }
 
 int scope_roots_sync(Engine *e) {

@@ -23,8 +23,7 @@
 #define TAGS_MAX_PASSES 16
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct btf *, btf__free);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct tags_bpf *, tags_bpf__destroy);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct bpf_link *, bpf_link__destroy);
+DEFINE_TRIVIAL_CLEANUP_FUNC(ScopeTagsProgram *, scope_tags_program_free);
 
 /* Names under <pin_root>/tags. The iterator's link is pinned too: a later
  * engine (after a restart) runs the pass without loading anything. */
@@ -113,39 +112,109 @@ int scope_tags_remove(const char *pin_root) {
         return unpin_dir(dir);
 }
 
-/* Loads and attaches the programs and pins them as <pin_root>/tags, built
- * under a temporary name (pin.h). */
-static int tags_attach(const char *pin_root, int tags_fd, uint64_t ns_per_tick) {
-        _cleanup_(tags_bpf__destroyp) struct tags_bpf *skel = NULL;
-        _cleanup_(bpf_link__destroyp) struct bpf_link *fork = NULL, *sync = NULL;
+/* The programs loaded and attached, held by this process. Closing the
+ * links detaches them unless they are pinned. */
+struct ScopeTagsProgram {
+        struct tags_bpf *skel;
+        struct bpf_link *fork;
+        struct bpf_link *sync;
+        uint32_t task_tags_id;          /* the task-storage map they were loaded against */
+};
+
+ScopeTagsProgram *scope_tags_program_free(ScopeTagsProgram *p) {
+        if (!p)
+                return NULL;
+        bpf_link__destroy(p->fork);
+        bpf_link__destroy(p->sync);
+        tags_bpf__destroy(p->skel);
+        free(p);
+        return NULL;
+}
+
+static int map_id(int fd, uint32_t *ret) {
+        struct bpf_map_info info = {};
+        uint32_t len = sizeof(info);
+
+        if (bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
+                return negative_errno();
+        *ret = info.id;
+        return 0;
+}
+
+/* Loads (verifies) and attaches the programs, against the task-storage map
+ * tags_fd. */
+static int tags_load(int tags_fd, uint64_t ns_per_tick, ScopeTagsProgram **ret) {
+        _cleanup_(scope_tags_program_freep) ScopeTagsProgram *p = NULL;
+        int r;
+
+        p = calloc(1, sizeof(*p));
+        if (!p)
+                return -ENOMEM;
+        r = map_id(tags_fd, &p->task_tags_id);
+        if (r < 0)
+                return r;
+        p->skel = tags_bpf__open();
+        if (!p->skel)
+                return negative_errno();
+        p->skel->rodata->ns_per_tick = ns_per_tick;
+        r = bpf_map__reuse_fd(p->skel->maps.task_tags, tags_fd);
+        if (r < 0)
+                return r;
+        r = tags_bpf__load(p->skel);
+        if (r < 0)
+                return r;
+        p->fork = bpf_program__attach(p->skel->progs.inject_tag_fork);
+        if (!p->fork)
+                return negative_errno();
+        p->sync = bpf_program__attach_iter(p->skel->progs.inject_tag_sync, NULL);
+        if (!p->sync)
+                return negative_errno();
+        *ret = TAKE_PTR(p);
+        return 0;
+}
+
+int scope_tags_prepare(ScopeTagsProgram **held, int tags_fd, uint64_t ns_per_tick) {
+        uint32_t id;
+        int r;
+
+        if (*held) {
+                r = map_id(tags_fd, &id);
+                if (r < 0)
+                        return r;
+                if (id == (*held)->task_tags_id)
+                        return 0;
+                /* Another engine pinned a task-storage map of its own since. */
+                *held = scope_tags_program_free(*held);
+        }
+        return tags_load(tags_fd, ns_per_tick, held);
+}
+
+/* Pins the programs, and their roots map, as <pin_root>/tags, built under
+ * a temporary name (pin.h): the held ones when held is given (loaded
+ * first if need be), else ones loaded for the occasion. */
+static int tags_attach(const char *pin_root, ScopeTagsProgram **held, int tags_fd, uint64_t ns_per_tick) {
+        _cleanup_(scope_tags_program_freep) ScopeTagsProgram *own = NULL;
+        ScopeTagsProgram *p;
         char dir[PATH_MAX];
         int r;
 
         r = tags_path(dir, sizeof(dir), pin_root, NULL);
         if (r < 0)
                 return r;
-
-        skel = tags_bpf__open();
-        if (!skel)
-                return negative_errno();
-        skel->rodata->ns_per_tick = ns_per_tick;
-        r = bpf_map__reuse_fd(skel->maps.task_tags, tags_fd);
+        if (held) {
+                r = scope_tags_prepare(held, tags_fd, ns_per_tick);
+                p = *held;
+        } else {
+                r = tags_load(tags_fd, ns_per_tick, &own);
+                p = own;
+        }
         if (r < 0)
                 return r;
-        r = tags_bpf__load(skel);
-        if (r < 0)
-                return r;
-        fork = bpf_program__attach(skel->progs.inject_tag_fork);
-        if (!fork)
-                return negative_errno();
-        sync = bpf_program__attach_iter(skel->progs.inject_tag_sync, NULL);
-        if (!sync)
-                return negative_errno();
 
         return pin_dir_create(pin_root, dir, (const Pin[]) {
-                                      { PIN_ROOTS, bpf_map__fd(skel->maps.roots) },
-                                      { PIN_SYNC, bpf_link__fd(sync) },
-                                      { PIN_FORK, bpf_link__fd(fork) },
+                                      { PIN_ROOTS, bpf_map__fd(p->skel->maps.roots) },
+                                      { PIN_SYNC, bpf_link__fd(p->sync) },
+                                      { PIN_FORK, bpf_link__fd(p->fork) },
                               }, 3, NULL);
 }
 
@@ -212,7 +281,8 @@ static bool roots_contain(const ScopeRoot *roots, size_t n, uint32_t tgid, const
         return false;
 }
 
-int scope_tags_apply(const char *pin_root, int tags_fd, uint64_t ns_per_tick, const ScopeRoot *roots, size_t n) {
+int scope_tags_apply(const char *pin_root, ScopeTagsProgram **held, int tags_fd, uint64_t ns_per_tick,
+                     const ScopeRoot *roots, size_t n) {
         _cleanup_close_ int roots_fd = -1;
         char p[PATH_MAX];
         uint32_t key, next, *prev = NULL;
@@ -231,7 +301,7 @@ int scope_tags_apply(const char *pin_root, int tags_fd, uint64_t ns_per_tick, co
                         return negative_errno();
                 /* A half-removed set (fork unpinned first) is set up anew. */
                 (void) scope_tags_remove(pin_root);
-                r = tags_attach(pin_root, tags_fd, ns_per_tick);
+                r = tags_attach(pin_root, held, tags_fd, ns_per_tick);
                 if (r < 0)
                         return r;
         }

@@ -17,6 +17,24 @@ typedef struct ScopeRoot {
         uint64_t tag;
 } ScopeRoot;
 
+/* The tagging programs, loaded, verified and attached once and held by
+ * the engine for its lifetime, so that process scopes going from none to
+ * one pin them again instead of loading them again. While no process scope
+ * is armed they stay attached but unpinned: the fork program then runs on
+ * every fork and finds no tags on the parent (one task-storage lookup,
+ * which fails, behind a BPF trampoline: tens of nanoseconds against the
+ * tens of microseconds of a fork; reasoned from what it does, not
+ * measured), except under a task that still carries an ended scope's tags,
+ * whose children inherit them and match nothing. They go when the engine
+ * is freed, unless pinned. */
+typedef struct ScopeTagsProgram ScopeTagsProgram;
+
+ScopeTagsProgram *scope_tags_program_free(ScopeTagsProgram *p);
+/* Loads and attaches them into *held unless it holds them already, against
+ * the task-storage map tags_fd (held ones loaded against another map are
+ * loaded again). */
+int scope_tags_prepare(ScopeTagsProgram **held, int tags_fd, uint64_t ns_per_tick);
+
 /* A new task-storage map of struct inject_tag: every site program and the
  * tagging programs share it. Returns its fd. */
 int scope_tags_map_new(void);
@@ -24,10 +42,12 @@ int scope_tags_map_new(void);
 /* Makes the roots map hold exactly roots[0..n). With none, unpins
  * everything under <pin_root>/tags (the fork program detaches). Otherwise
  * attaches the fork program first, so no child escapes, then, if a root was
- * added, recomputes every task's tags. Returns the number of tasks in more
+ * added, recomputes every task's tags. The programs pinned are *held
+ * (scope_tags_prepare()) when held is given, else loaded for the occasion. Returns the number of tasks in more
  * nested process scopes than a tag holds (INJECT_MAX_TAGS; the outermost
  * ones then miss them), or a negative errno. */
-int scope_tags_apply(const char *pin_root, int tags_fd, uint64_t ns_per_tick, const ScopeRoot *roots, size_t n);
+int scope_tags_apply(const char *pin_root, ScopeTagsProgram **held, int tags_fd, uint64_t ns_per_tick,
+                     const ScopeRoot *roots, size_t n);
 
 /* Unpins whatever is under <pin_root>/tags. */
 int scope_tags_remove(const char *pin_root);

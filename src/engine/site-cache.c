@@ -104,8 +104,10 @@ void site_cache_own(Engine *e, const char *function, Backend b, struct inject_bp
  * its injection's id, which a new injection never reuses). */
 static int owned_site_reset(OwnedSite *o) {
         const struct inject_slot empty = {};
+        _cleanup_free_ struct inject_slot *v = NULL;
         struct inject_scope_key key;
         SiteMaps m;
+        int r;
 
         site_program_maps(o->program, &m);
 
@@ -117,15 +119,16 @@ static int owned_site_reset(OwnedSite *o) {
         if (errno != ENOENT)
                 return negative_errno();
 
-        for (uint32_t i = 0; i < INJECT_MAX_SLOTS; i++) {
-                struct inject_slot slot;
-
-                if (bpf_map_lookup_elem(m.slots, &i, &slot) < 0)
-                        return negative_errno();
-                if (memcmp(&slot, &empty, sizeof(slot)) != 0 &&
+        v = calloc(m.n_slots, sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        r = slots_read(m.slots, m.n_slots, v);
+        if (r < 0)
+                return r;
+        for (uint32_t i = 0; i < m.n_slots; i++)
+                if (memcmp(&v[i], &empty, sizeof(empty)) != 0 &&
                     bpf_map_update_elem(m.slots, &i, &empty, BPF_ANY) < 0)
                         return negative_errno();
-        }
 
         return site_info_reset(m.site, o->backend, o->function);
 }

@@ -4,6 +4,7 @@
  * in step with its slots. The one file that includes inject.skel.h. */
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include "pin.h"
 #include "site-cache.h"
 #include "site.h"
+#include "time-util.h"
 
 void site_close(Site *s) {
         free(s->dir);
@@ -44,6 +46,74 @@ int site_dir_name(Engine *e, const char *function, Backend b, char **ret) {
                 if (*p == '.')
                         *p = '%';
         *ret = TAKE_PTR(n);
+        return 0;
+}
+
+static int slots_map_size(int fd, uint32_t *ret) {
+        struct bpf_map_info info = {};
+        uint32_t len = sizeof(info);
+
+        if (bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
+                return negative_errno();
+        if (info.value_size != sizeof(struct inject_slot) || info.max_entries == 0)
+                return -EBADMSG;        /* not a slots map of ours */
+        *ret = info.max_entries;
+        return 0;
+}
+
+#ifndef ENOTSUPP
+#define ENOTSUPP 524    /* the kernel's own, not in libc's headers */
+#endif
+
+/* A batch of an array map copies whole values (their size rounded up to 8
+ * bytes, which struct inject_slot is). The kernel says ENOENT once it has
+ * passed the last key, with what it copied in count. */
+_Static_assert(sizeof(struct inject_slot) % 8 == 0, "a batch copies values padded to 8 bytes");
+
+int slots_read(int slots_fd, uint32_t n, struct inject_slot *v) {
+        _cleanup_free_ uint32_t *keys = NULL;
+        uint32_t done = 0, next = 0;
+        bool first = true;
+
+        keys = calloc(n, sizeof(*keys));
+        if (!keys)
+                return -ENOMEM;
+        while (done < n) {
+                LIBBPF_OPTS(bpf_map_batch_opts, opts);
+                uint32_t count = n - done;
+                int r;
+
+                r = bpf_map_lookup_batch(slots_fd, first ? NULL : &next, &next, keys + done, v + done, &count,
+                                         &opts);
+                first = false;
+                if (r < 0 && errno != ENOENT) {
+                        if (done == 0 && (errno == EINVAL || errno == ENOTSUPP || errno == EOPNOTSUPP))
+                                break;          /* a kernel without batches */
+                        return negative_errno();
+                }
+                done += count;
+                if (r < 0 || count == 0)
+                        break;
+        }
+        if (done == n)
+                return 0;
+        for (uint32_t i = 0; i < n; i++)
+                if (bpf_map_lookup_elem(slots_fd, &i, &v[i]) < 0)
+                        return negative_errno();
+        return 0;
+}
+
+int site_read_slots(const Site *s, struct inject_slot **ret) {
+        _cleanup_free_ struct inject_slot *v = NULL;
+        int r;
+
+        v = calloc(s->n_slots, sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        r = slots_read(s->slots_fd, s->n_slots, v);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(v);
         return 0;
 }
 
@@ -74,6 +144,9 @@ int site_open(const char *dir, Site *ret) {
         }
         if (bpf_map_lookup_elem(s.site_fd, &zero, &s.info) < 0)
                 return negative_errno();
+        r = slots_map_size(s.slots_fd, &s.n_slots);
+        if (r < 0)
+                return r;
 
         *ret = s;
         s = SITE_NULL;
@@ -112,6 +185,7 @@ void site_program_maps(const struct inject_bpf *p, SiteMaps *ret) {
                 .site = bpf_map__fd(p->maps.site),
                 .events = bpf_map__fd(p->maps.events),
                 .task_tags = bpf_map__fd(p->maps.task_tags),
+                .n_slots = bpf_map__max_entries(p->maps.slots),
         };
 }
 
@@ -120,13 +194,24 @@ void site_program_free(struct inject_bpf *p) {
         inject_bpf__destroy(p);
 }
 
+/* 0 on a kernel before 5.16, which does not know the field and leaves it
+ * as we zeroed it. */
+static uint32_t program_verified_insns(const struct bpf_program *prog) {
+        struct bpf_prog_info info = {};
+        uint32_t len = sizeof(info);
+
+        if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) < 0)
+                return 0;
+        return info.verified_insns;
+}
+
 /* Opens and loads (verifies) one copy of the program for function and b. */
 static int site_program_load(Engine *e, const char *function, Backend b, struct inject_bpf **ret, InjectError *err) {
         struct inject_bpf *skel;
         struct bpf_program *prog;
         const char *libbpf_last;
         const Guard *guard;
-        uint64_t bootstrap_cache = 0;
+        uint64_t bootstrap_cache = 0, t0, t1;
         int r;
 
         guard = guard_find(function);
@@ -136,6 +221,7 @@ static int site_program_load(Engine *e, const char *function, Backend b, struct 
                                         "Cannot find the kernel's kmem_cache bootstrap cache in /proc/kallsyms, "
                                         "which '%s' must never fail: %s", function, strerror(-r));
 
+        t0 = now_usec(CLOCK_MONOTONIC);
         skel = inject_bpf__open();
         if (!skel)
                 return negative_errno();
@@ -154,7 +240,12 @@ static int site_program_load(Engine *e, const char *function, Backend b, struct 
                         goto fail;
                 }
         }
-        r = bpf_map__reuse_fd(skel->maps.events, e->events_fd);
+        /* The scopes hash holds at most one entry per slot. */
+        r = bpf_map__set_max_entries(skel->maps.slots, e->max_slots);
+        if (r >= 0)
+                r = bpf_map__set_max_entries(skel->maps.scopes, e->max_slots);
+        if (r >= 0)
+                r = bpf_map__reuse_fd(skel->maps.events, e->events_fd);
         if (r >= 0)
                 r = bpf_map__reuse_fd(skel->maps.task_tags, e->tags_fd);
         if (r < 0)
@@ -167,7 +258,10 @@ static int site_program_load(Engine *e, const char *function, Backend b, struct 
                 (void) bpf_program__set_log_buf(prog, vlog, sizeof(vlog));
                 (void) bpf_program__set_log_level(prog, 4);
         }
+        t1 = now_usec(CLOCK_MONOTONIC);
         r = inject_bpf__load(skel);
+        e->phases.load_usec += t1 - t0;
+        e->phases.verify_usec += now_usec(CLOCK_MONOTONIC) - t1;
         if (getenv("INJECTD_DEBUG_VERIFIER"))
                 fprintf(stderr, "verifier (%s, %s): %s\n", backend_to_string(b), function, vlog);
         if (r < 0) {
@@ -180,6 +274,8 @@ static int site_program_load(Engine *e, const char *function, Backend b, struct 
                         strncat(err->message, ")", sizeof(err->message) - strlen(err->message) - 1);
                 goto fail;
         }
+
+        e->phases.verified_insns = program_verified_insns(prog);
 
         /* Fresh maps are zeroed: only the site's identity is written. */
         r = site_info_reset(bpf_map__fd(skel->maps.site), b, function);
@@ -228,6 +324,7 @@ int site_program_attach(Engine *e, struct inject_bpf *skel, const char *function
 
 int site_create(Engine *e, const char *function, Backend b, const char *dir, Site *ret, InjectError *err) {
         struct inject_bpf *skel = NULL;
+        uint64_t t;
         int r;
 
         r = engine_pin_shared(e);
@@ -237,13 +334,18 @@ int site_create(Engine *e, const char *function, Backend b, const char *dir, Sit
         if (mkdir(e->sites_dir, 0700) < 0 && errno != EEXIST)
                 return negative_errno();
 
-        if (site_cache_reattach(e, function, b, dir))
+        t = now_usec(CLOCK_MONOTONIC);
+        if (site_cache_reattach(e, function, b, dir)) {
+                e->phases.attach_usec += now_usec(CLOCK_MONOTONIC) - t;
                 return site_open(dir, ret);
+        }
 
         r = site_program_load(e, function, b, &skel, err);
         if (r < 0)
                 goto fail;
+        t = now_usec(CLOCK_MONOTONIC);
         r = site_program_attach(e, skel, function, b, dir, err);
+        e->phases.attach_usec += now_usec(CLOCK_MONOTONIC) - t;
         if (r < 0)
                 goto fail;
         site_cache_own(e, function, b, skel);
@@ -256,15 +358,18 @@ fail:
 }
 
 int site_recount(Site *s) {
+        _cleanup_free_ struct inject_slot *v = NULL;
         struct inject_site_info info = s->info;
         uint32_t zero = 0;
+        int r;
 
+        r = site_read_slots(s, &v);
+        if (r < 0)
+                return r;
         info.cgroup_levels = info.n_process = info.n_global = info.n_live = info.n_callers = 0;
-        for (uint32_t i = 0; i < INJECT_MAX_SLOTS; i++) {
-                struct inject_slot slot;
+        for (uint32_t i = 0; i < s->n_slots; i++) {
+                const struct inject_slot slot = v[i];
 
-                if (bpf_map_lookup_elem(s->slots_fd, &i, &slot) < 0)
-                        return negative_errno();
                 if (!slot.id)
                         continue;
                 info.n_live++;
@@ -322,9 +427,13 @@ int site_remove_slot(Engine *e, Site *s, uint32_t idx) {
         slot_scope_key(&slot, &key);
         if (bpf_map_delete_elem(s->scopes_fd, &key) < 0 && errno != ENOENT)
                 return negative_errno();
+        engine_index_remove(e, slot.id);
         memset(&slot, 0, sizeof(slot));
-        if (bpf_map_update_elem(s->slots_fd, &idx, &slot, BPF_ANY) < 0)
+        if (bpf_map_update_elem(s->slots_fd, &idx, &slot, BPF_ANY) < 0) {
+                /* Still taken, and no longer reachable: read the pins again. */
+                engine_index_invalidate(e);
                 return negative_errno();
+        }
         r = site_recount(s);
         if (r < 0)
                 return r;
@@ -380,14 +489,15 @@ int site_foreach_slot(Engine *e, site_slot_fn f, bool want_broken, void *userdat
                                 return r < 0 ? r : 0;
                         continue;
                 }
-                for (uint32_t i = 0; i < INJECT_MAX_SLOTS; i++) {
-                        struct inject_slot slot;
+                _cleanup_free_ struct inject_slot *v = NULL;
 
-                        if (bpf_map_lookup_elem(s.slots_fd, &i, &slot) < 0)
-                                return negative_errno();
-                        if (!slot.id)
+                r = site_read_slots(&s, &v);
+                if (r < 0)
+                        return r;
+                for (uint32_t i = 0; i < s.n_slots; i++) {
+                        if (!v[i].id)
                                 continue;
-                        r = f(e, &s, i, &slot, userdata);
+                        r = f(e, &s, i, &v[i], userdata);
                         if (r < 0)
                                 return r;
                         if (r > 0)

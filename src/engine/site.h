@@ -22,6 +22,7 @@ typedef struct Site {
         int scopes_fd;
         int slots_fd;
         int site_fd;
+        uint32_t n_slots;       /* its slots map's max_entries */
         struct inject_site_info info;
 } Site;
 
@@ -38,6 +39,11 @@ int site_open(const char *dir, Site *ret);
 /* Attaches and pins a program for (function, b) as dir: a cached one when
  * the site cache holds one, a freshly loaded one otherwise. */
 int site_create(Engine *e, const char *function, Backend b, const char *dir, Site *ret, InjectError *err);
+/* Reads all n slots of a slots map into v: in one batch where the kernel
+ * can (5.6+), one lookup per slot where it cannot. */
+int slots_read(int slots_fd, uint32_t n, struct inject_slot *v);
+/* The site's slots, all s->n_slots of them (free the array). */
+int site_read_slots(const Site *s, struct inject_slot **ret);
 /* Writes the site map from the slots: which kinds of scope exist. */
 int site_recount(Site *s);
 /* Unpins a site with nothing armed, which detaches its program. */
@@ -49,7 +55,8 @@ int site_remove_slot(Engine *e, Site *s, uint32_t idx);
 void slot_scope_key(const struct inject_slot *slot, struct inject_scope_key *ret);
 void site_injection_info(const Site *s, const struct inject_slot *slot, uint64_t now, InjectionInfo *ret);
 
-/* Calls f for every live slot of every complete site. f returns < 0 to
+/* Calls f for every live slot of every complete site, from a snapshot of
+ * each site's slots read in one batch. f returns < 0 to
  * stop with an error, > 0 to stop with success, 0 to go on; it may close
  * the site (site_close()) after removing its last slot. Half-built sites
  * are passed with slot index UINT32_MAX and slot NULL (only when
@@ -64,6 +71,7 @@ typedef struct SiteMaps {
         int site;
         int events;
         int task_tags;
+        uint32_t n_slots;       /* the slots map's max_entries */
 } SiteMaps;
 
 void site_program_maps(const struct inject_bpf *p, SiteMaps *ret);

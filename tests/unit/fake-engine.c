@@ -435,6 +435,18 @@ uint64_t engine_site_cache_expire(Engine *e) {
 void engine_site_cache_flush(Engine *e) {
 }
 
+int engine_set_max_per_function(Engine *e, uint32_t n) {
+        return n == 0 || n > ENGINE_MAX_SLOTS_LIMIT ? -ERANGE : 0;
+}
+
+uint32_t engine_max_per_function(Engine *e) {
+        return INJECT_MAX_SLOTS;
+}
+
+int engine_preload(Engine *e) {
+        return 0;
+}
+
 void engine_site_stats(Engine *e, EngineSiteStats *ret) {
         *ret = (EngineSiteStats) {};
 }

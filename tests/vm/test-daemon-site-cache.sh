@@ -5,7 +5,11 @@
 # same program instead of loading and verifying a new one. A re-attached
 # site fails exactly what its new injection asks for, a scope of the old
 # injection never matches again, and the program is freed when its grace
-# period ends, when the cap says so, and when the daemon stops.
+# period ends, when the cap says so, and when the daemon stops. The
+# process-scope tagging programs are loaded once at start and kept. The
+# capabilities' engine statistics tell a cold arm (loaded and verified)
+# from a warm one (re-attached), phase by phase. --max-per-function caps
+# the injections on one function.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-engine.sh"
 . "$(dirname "$0")/lib-daemon.sh"
@@ -16,6 +20,7 @@ daemon_setup
 start_injectd --site-cache=10min
 
 PINS=/sys/fs/bpf/injectd/sites
+TAGS=/sys/fs/bpf/injectd/tags
 
 # inject FUNCTION BACKEND PID EXTRA-JSON: a detached injection as root,
 # scoped to PID; prints its id.
@@ -68,6 +73,40 @@ expect_empty_maps() {
     done
 }
 
+# engine_stats: the capabilities document's "engine" object.
+engine_stats() {
+    local out
+    out=$("$VARLINK_CALL" "$SOCKET" org.injectd.Injector.GetCapabilities '{}') || fail "GetCapabilities failed: $out"
+    jq -ec .parameters.capabilities.engine <<<"$out" || fail "no engine statistics in the capabilities: $out"
+}
+
+# expect_phases STATS WHICH: the last arm's phases, as a cold (loaded and
+# verified) or a warm (re-attached) arm of a process scope shows them.
+expect_phases() {
+    local st=$1 which=$2 p
+    p=$(jq -c .last_arm <<<"$st")
+    if [[ $which == cold ]]; then
+        jq -e '.load_usec > 0 and .verify_usec > 0 and .verified_insns > 0' <<<"$p" >/dev/null ||
+            fail "expected load, verify and verified_insns > 0 for a cold arm, saw $p"
+    else
+        jq -e '.load_usec == 0 and .verify_usec == 0 and .verified_insns == 0' <<<"$p" >/dev/null ||
+            fail "expected no load, verify or verified_insns for a re-attached site, saw $p"
+    fi
+    jq -e '.attach_usec > 0 and .tag_usec > 0 and .total_usec >= .load_usec + .verify_usec + .attach_usec + .tag_usec' \
+        <<<"$p" >/dev/null || fail "expected attach and tag > 0, within the total, saw $p"
+}
+
+# expect_tags_held: the daemon's tagging programs are the ones it loaded
+# at start ($TAG_PROG), still attached (one link) while no process scope
+# holds them pinned.
+expect_tags_held() {
+    local links
+    assert_eq "$TAG_PROG" "$(prog_ids inject_tag_fork)" "inject_tag_fork programs loaded"
+    [[ ! -e $TAGS ]] || fail "expected $TAGS unpinned with no process scope armed, saw: $(ls "$TAGS")"
+    links=$(bpftool link show --json | jq -r --argjson p "$TAG_PROG" '[.[] | select(.prog_id == $p)] | length')
+    assert_eq 1 "$links" "links attaching the held fork program $TAG_PROG"
+}
+
 # one_round BACKEND PROGNAME: an injection, then a second one on the same
 # function that must reuse the first one's program; sets ROUND_PROG to it.
 one_round() {
@@ -77,20 +116,34 @@ one_round() {
     # First injection, on fixture 1, which stays alive (blocked) after it ends.
     start_fixture openat 6 /etc/hostname
     local f1=$FIXTURE_PID f1_fd=$FIXTURE_FD f1_out=$FIXTURE_OUT
+    local before st
+    before=$(engine_stats)
     id1=$(inject __x64_sys_openat "$backend" "$f1" '')
+    st=$(engine_stats)
+    expect_phases "$st" cold
+    assert_eq "$TAG_PROG" "$(bpftool link show pinned "$TAGS/fork" --json | jq -r .prog_id)" \
+        "the fork program pinned for the process scope (the one loaded at start)"
+    assert_eq "$(($(jq .programs_loaded <<<"$before") + 1))" "$(jq .programs_loaded <<<"$st")" "programs loaded after a cold arm"
+    assert_eq "$(($(jq .arms <<<"$before") + 1))" "$(jq .arms <<<"$st")" "arms counted after a cold arm"
     prog1=$(link_prog "$site")
     [[ $prog1 =~ ^[0-9]+$ ]] || fail "no program attached to $site: '$prog1'"
     log "$backend: first injection $id1 runs program $prog1"
     cancel "$id1"
 
-    # Detached, still loaded, emptied.
+    # Detached, still loaded, emptied; the tagging programs too.
+    expect_tags_held
     assert_eq "$prog1" "$(prog_ids "$progname")" "programs called $progname after the cancel"
     expect_detached "$prog1"
     expect_empty_maps "$prog1"
 
     # Second injection on the same function: the same program, re-attached.
     start_fixture openat 10 /etc/hostname
+    before=$st
     id2=$(inject __x64_sys_openat "$backend" "$FIXTURE_PID" ',"after":2,"every":3')
+    st=$(engine_stats)
+    expect_phases "$st" warm
+    assert_eq "$(jq .programs_loaded <<<"$before")" "$(jq .programs_loaded <<<"$st")" "programs loaded after a re-attach"
+    assert_eq "$(($(jq .programs_reattached <<<"$before") + 1))" "$(jq .programs_reattached <<<"$st")" "programs re-attached"
     prog2=$(link_prog "$site")
     assert_eq "$prog1" "$prog2" "program of the second injection on $site (re-attached, not loaded)"
     assert_eq "$prog1" "$(prog_ids "$progname")" "programs called $progname while re-attached"
@@ -110,11 +163,23 @@ one_round() {
     ROUND_PROG=$prog1
 }
 
+# tags.bpf.c is loaded once, when the daemon starts, and kept: process
+# scopes going from none to one pin it again rather than load it again.
+# The daemon owns its names before it has started (adopted, loaded this):
+# a call it answers is one made after.
+engine_stats >/dev/null
+TAG_PROG=$(prog_ids inject_tag_fork)
+[[ $TAG_PROG =~ ^[0-9]+$ ]] || fail "expected one inject_tag_fork program loaded at start, saw '$TAG_PROG'"
+expect_tags_held
+
 one_round fmod_ret inject_fmod_ret
 # kprobe: re-attaching makes a new perf event for the same program.
 one_round kprobe inject_kprobe
 
-# The daemon's shutdown frees both cached programs (check_clean).
+expect_tags_held
+
+# The daemon's shutdown frees both cached programs and the tagging ones
+# (check_clean).
 stop_injectd
 check_clean
 
@@ -147,9 +212,44 @@ wait_until 5 one_left
 stop_injectd
 check_clean
 start_injectd --site-cache=0
+engine_stats >/dev/null
+TAG_PROG=$(prog_ids inject_tag_fork)
 start_fixture openat 1 /etc/hostname
 cancel "$(inject __x64_sys_openat fmod_ret "$FIXTURE_PID" '')"
 release_fixture
+# The site and its program went; the tagging programs stay while the
+# daemon runs (RCU may take a moment to free a program).
+site_freed() { [[ -z $(prog_ids inject_fmod_ret) ]] && ! compgen -G "$PINS/*" >/dev/null; }
+wait_until 5 site_freed
+expect_tags_held
+stop_injectd
+check_clean
+
+# The cap on injections per function: --max-per-function. The third
+# injection on a function armed twice is refused; the slot a cancel frees
+# is taken again.
+start_injectd --max-per-function=2
+out=$("$VARLINK_CALL" "$SOCKET" org.injectd.Injector.GetCapabilities '{}') || fail "GetCapabilities failed: $out"
+assert_eq 2 "$(jq -r .parameters.capabilities.limits.max_per_function <<<"$out")" "limits.max_per_function"
+holders=()
+for i in 1 2 3; do
+    sleep 600 &
+    holders+=($!)
+    at_exit kill "$!"
+done
+a=$(inject __x64_sys_getpgid fmod_ret "${holders[0]}" '')
+b=$(inject __x64_sys_getpgid fmod_ret "${holders[1]}" '')
+out=$("$VARLINK_CALL" "$SOCKET" org.injectd.Injector.Inject \
+    "{\"function\":\"__x64_sys_getpgid\",\"error\":\"ENOENT\",\"backend\":\"fmod_ret\",\"scope\":\"process\",\"pid\":${holders[2]},\"detach\":true,\"duration_usec\":300000000}" || true)
+assert_eq org.injectd.Injector.TooManyInjections "$(jq -r .error <<<"$out")" "error for a third injection on the function"
+assert_contains "$(jq -r .parameters.message <<<"$out")" "already has 2 injections armed" "its message"
+cancel "$a"
+c=$(inject __x64_sys_getpgid fmod_ret "${holders[2]}" '')
+assert_eq 2 "$(bpftool map show pinned "$PINS/fmod_ret-__x64_sys_getpgid/slots" --json | jq .max_entries)" \
+    "slots of the site loaded with --max-per-function=2"
+cancel "$b"
+cancel "$c"
+stop_injectd
 check_clean
 
 finish

@@ -2,8 +2,9 @@
 # Process scopes are tags on tasks (docs/engine.md): threads that ran
 # before arming, children and grandchildren forked after it, an exec, the
 # nearest of nested scopes, one process in scopes on two sites, a process
-# outside, an ended injection's tags against a new one, and a scope that
-# survives its SIGKILLed engine through adoption.
+# outside, an ended injection's tags against a new one, a scope that
+# survives its SIGKILLed engine through adoption, and one engine that
+# keeps its index of injections while another arms beside it.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-engine.sh"
 
@@ -163,6 +164,36 @@ assert_eq adopted "$("$ENGINE" adopt --json | jq -r --arg id "$id" '.[] | select
 go adopt
 wait "$TREE_PID"
 assert_eq EMFILE "$(result adopt child)" "a child forked after adoption"
+"$ENGINE" disarm "$id" >/dev/null
+expect_tags_gone
+
+# An engine that lives on (the daemon does) keeps an index of injections in
+# memory (engine-index.c); another engine's changes must reach it. The held
+# engine arms first; a second one arms a process scope on another site; the
+# held one's disarm then recomputes the process-scope roots from its list,
+# which must include the second engine's, or the fork program that tags its
+# children would go with the held one's scope.
+sleep 600 &
+first=$!
+at_exit kill "$first"
+cat >"$TMP/second.sh" <<'SH'
+echo ready
+read -r _ <"$TMP/second.go"
+echo child; "$FIXTURE" eventfd 1
+SH
+tree second
+hold_out=$(mktemp)
+"$ENGINE" arm __x64_sys_getpgid --error ESRCH --pid "$first" --for 10min --hold >"$hold_out" &
+holder=$!
+wait_until 20 grep -q '^armed ' "$hold_out"
+id=$(engine_arm __x64_sys_eventfd2 --error EMFILE --pid "$TREE_PID" --for 10min)
+kill -TERM "$holder"
+wait "$holder" || fail "the held engine failed to disarm: $(cat "$hold_out")"
+assert_eq 1 "$("$ENGINE" list --json | jq length)" "injections left after the held one's disarm"
+[[ -e $tags/fork ]] || fail "expected the fork program still pinned at $tags/fork for the second engine's scope"
+go second
+wait "$TREE_PID"
+assert_eq EMFILE "$(result second child)" "a child of the second engine's scope, forked after the first one's disarm"
 "$ENGINE" disarm "$id" >/dev/null
 expect_tags_gone
 finish

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* Where each armed injection lives, in memory: injection id → (site, slot),
+ * and for each site which of its slots are taken. The engine keeps one, so
+ * finding a free slot, a cancel and a list do not read every slot of every
+ * site from the kernel. It is a cache of the pins, which stay the truth:
+ * the engine rebuilds it from them when it starts (adoption) and whenever
+ * another engine changed them (engine-internal.h, engine_index_sync()).
+ * Pure data, no BPF: tests/unit/test-slot-index.c. */
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct SlotIndexSite {
+        char *dir;              /* the site's pin directory: its name */
+        uint32_t n_slots;       /* slots the site has (its slots map's max_entries) */
+        uint32_t n_used;
+        uint64_t *used;         /* bit i: slot i holds an injection */
+} SlotIndexSite;
+
+typedef struct SlotIndexEntry {
+        uint64_t id;            /* 0: an empty bucket */
+        SlotIndexSite *site;
+        uint32_t slot;
+} SlotIndexEntry;
+
+typedef struct SlotIndex {
+        SlotIndexEntry *buckets;        /* open addressing, linear probing, no tombstones */
+        size_t n_buckets;               /* 0 or a power of two */
+        size_t n_entries;
+        SlotIndexSite **sites;          /* sites with at least one injection */
+        size_t n_sites;
+} SlotIndex;
+
+void slot_index_done(SlotIndex *x);
+/* Forgets everything; keeps the memory of the table. */
+void slot_index_clear(SlotIndex *x);
+
+/* -EINVAL: id 0 or n_slots 0; -ERANGE: slot >= n_slots, or n_slots differs
+ * from the site's; -EEXIST: id is indexed already; -EBUSY: the slot is
+ * taken. Nothing changes on failure. */
+int slot_index_add(SlotIndex *x, const char *dir, uint32_t n_slots, uint64_t id, uint32_t slot);
+/* -ENOENT when id is not indexed. ret_dir stays valid until the site's
+ * last injection is removed. */
+int slot_index_find(const SlotIndex *x, uint64_t id, const char **ret_dir, uint32_t *ret_slot);
+int slot_index_remove(SlotIndex *x, uint64_t id);
+/* Forgets every injection of the site. */
+void slot_index_drop_site(SlotIndex *x, const char *dir);
+/* The lowest free slot of the site, which has n_slots slots (when it is
+ * not indexed, it has no injection: 0). -ENOSPC when all are taken. */
+int slot_index_free_slot(const SlotIndex *x, const char *dir, uint32_t n_slots, uint32_t *ret);
+/* The site's entry, NULL when it has no injection. */
+const SlotIndexSite *slot_index_site(const SlotIndex *x, const char *dir);
