@@ -162,7 +162,10 @@ int cmd_run(int argc, char **argv) {
                         ret = report_error(NULL, -ENOMEM, "Out of memory");
                         goto abort_child;
                 }
-                r = transport_inject(t, req, &armed[i].id, NULL, &armed[i].last);
+                /* No document asked for: the summary's counters come from
+                 * the one read at the end, and over D-Bus a document costs
+                 * a ListInjections per --fail. */
+                r = transport_inject(t, req, &armed[i].id, NULL, NULL);
                 if (r < 0) {
                         fprintf(stderr, "injectctl: --fail '%s': ", armed[i].spec->function);
                         ret = report_inject_error(t, r, armed[i].spec->function);
