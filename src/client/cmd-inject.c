@@ -19,6 +19,13 @@
 #include "scope-kind.h"
 #include "spec.h"
 
+/* Holding is a display refresh, and stays a poll: calls_seen and
+ * calls_matched change with every call of the function and neither API
+ * sends an event for them (D-Bus annotates the counters
+ * EmitsChangedSignal=false, Varlink's Watch has "fault" and "removed"
+ * only), so ListInjections is the one way to show them live. The wait
+ * between reads is a nanosleep() that a signal cuts short, so Ctrl-C
+ * cancels at once. */
 #define HOLD_POLL_MSEC 500
 #define COMM_MAX 15
 

@@ -22,8 +22,11 @@
 #include "event-watcher.h"
 #include "held-child.h"
 #include "spec-request.h"
+#include "time-util.h"
 
 #define RUN_SPECS_MAX 64
+#define RUN_EVENT_WAIT_USEC (1 * USEC_PER_SEC)          /* for a removal event to trail ListInjections */
+#define RUN_FALLBACK_POLL_USEC (100 * 1000)             /* only without the event stream */
 
 typedef struct Armed {
         FailSpec *spec;
@@ -159,7 +162,10 @@ int cmd_run(int argc, char **argv) {
                         ret = report_error(NULL, -ENOMEM, "Out of memory");
                         goto abort_child;
                 }
-                r = transport_inject(t, req, &armed[i].id, NULL, &armed[i].last);
+                /* No document asked for: the summary's counters come from
+                 * the one read at the end, and over D-Bus a document costs
+                 * a ListInjections per --fail. */
+                r = transport_inject(t, req, &armed[i].id, NULL, NULL);
                 if (r < 0) {
                         fprintf(stderr, "injectctl: --fail '%s': ", armed[i].spec->function);
                         ret = report_inject_error(t, r, armed[i].spec->function);
@@ -180,8 +186,17 @@ int cmd_run(int argc, char **argv) {
                 goto abort_child;
         }
 
+        /* Wait for CMD's exit, the one event that ends a run; signals
+         * interrupt waitpid() (no SA_RESTART) and are passed on by
+         * on_signal(). With the event stream, nothing else is needed
+         * meanwhile: an injection that ends during the run (expired,
+         * exhausted) leaves its final counters in the "removed" event,
+         * and those still armed are read once below. Without the stream
+         * (no Varlink socket beside a D-Bus daemon), the counters of an
+         * injection that ends mid-run would be lost: only then, poll
+         * ListInjections slowly, as the one way left to see them. */
         for (;;) {
-                pid_t p = waitpid(pid, &status, WNOHANG);
+                pid_t p = waitpid(pid, &status, w ? 0 : WNOHANG);
 
                 if (p == pid)
                         break;
@@ -189,31 +204,37 @@ int cmd_run(int argc, char **argv) {
                         ret = report_error(NULL, -errno, "Cannot wait for the command");
                         goto cancel;
                 }
+                if (w)
+                        continue;
                 refresh(t, armed, n_specs);
-                (void) usleep(100 * 1000);
+                (void) usleep(RUN_FALLBACK_POLL_USEC);
         }
         child_pid = 0;
         held_child_done(&child);
 
         /* Final counters: fresh for the injections still armed, from the
-         * removal event for those that ended during the run. */
-        refresh(t, armed, n_specs);
-        for (size_t i = 0; i < n_specs; i++) {
+         * removal event for those that ended during the run. The event
+         * and ListInjections come over different connections, so the
+         * event may trail the list by a moment: wait for it, bounded by
+         * RUN_EVENT_WAIT_USEC, and woken at once when it comes or the
+         * stream ends. */
+        {
                 _cleanup_json_ json_object *list = NULL;
 
-                if (transport_list_injections(t, false, &list) >= 0 && injection_find(list, armed[i].id))
-                        continue;
-                for (int k = 0; k < 20; k++) {
-                        json_object *doc = event_watcher_removed(w, armed[i].id);
+                /* A failed list (the daemon gone) leaves the events. */
+                if (transport_list_injections(t, false, &list) < 0)
+                        list = NULL;
+                for (size_t i = 0; i < n_specs; i++) {
+                        json_object *doc = list ? injection_find(list, armed[i].id) : NULL;
 
-                        if (doc) {
-                                json_object_put(armed[i].last);
-                                armed[i].last = doc;
-                                break;
-                        }
-                        if (!w)
-                                break;
-                        (void) usleep(50 * 1000);
+                        if (doc)
+                                json_object_get(doc);
+                        else
+                                doc = event_watcher_wait_removed(w, armed[i].id, RUN_EVENT_WAIT_USEC);
+                        if (!doc)
+                                continue;
+                        json_object_put(armed[i].last);
+                        armed[i].last = doc;
                 }
         }
 

@@ -7,11 +7,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "duration.h"
@@ -21,11 +23,13 @@
 #include "json-build.h"
 #include "json-util.h"
 #include "kmsg.h"
+#include "pidfd-util.h"
 #include "spec-request.h"
+#include "time-util.h"
 
 #define SWEEP_MAX_DEFAULT 1000
 #define SWEEP_TIMEOUT_DEFAULT (30 * USEC_PER_SEC)
-#define SWEEP_POLL_USEC (10 * 1000)
+#define SWEEP_FALLBACK_POLL_USEC (10 * 1000)          /* only without pidfds: wait_child() */
 #define SWEEP_EVENT_WAIT_USEC (2 * USEC_PER_SEC)   /* for a fault or removal event to arrive */
 #define SWEEP_OUTPUT_TAIL 2048                      /* bytes of CMD's output kept per run */
 #define SWEEP_STACK_SHOWN 3                         /* callers in the table */
@@ -227,27 +231,76 @@ static json_object *final_document(Transport *t, EventWatcher *w, const char *id
                 json_object_put(doc);
                 return NULL;
         }
-        for (uint64_t waited = 0; w && waited < SWEEP_EVENT_WAIT_USEC; waited += SWEEP_POLL_USEC) {
-                doc = event_watcher_removed(w, id);
-                if (doc)
-                        return doc;
-                (void) usleep(SWEEP_POLL_USEC);
-        }
-        return NULL;
+        /* Exhausted (times=1): the removal event has the final counters;
+         * it may trail the list, which came over another connection. */
+        return event_watcher_wait_removed(w, id, SWEEP_EVENT_WAIT_USEC);
 }
 
 static json_object *fault_stack(EventWatcher *w, const char *id) {
-        for (uint64_t waited = 0; w && waited < SWEEP_EVENT_WAIT_USEC; waited += SWEEP_POLL_USEC) {
-                _cleanup_json_ json_object *ev = event_watcher_first_fault(w, id);
-                json_object *stack;
+        _cleanup_json_ json_object *ev = event_watcher_wait_first_fault(w, id, SWEEP_EVENT_WAIT_USEC);
+        json_object *stack;
 
-                if (ev && json_get_array(ev, "stack", &stack) >= 0)
-                        return json_object_get(stack);
-                if (ev)
-                        break;  /* a daemon that sends no stacks */
-                (void) usleep(SWEEP_POLL_USEC);
-        }
+        /* No event in time, or a daemon that sends no stacks: none. */
+        if (ev && json_get_array(ev, "stack", &stack) >= 0)
+                return json_object_get(stack);
         return json_object_new_array();
+}
+
+/* Waits for CMD's exit, reading its output, until deadline
+ * (CLOCK_MONOTONIC) or SIGINT/SIGTERM. Every wake-up is an event: the
+ * pidfd turns readable when CMD exits, the pipe when it writes, ppoll()'s
+ * timeout is the deadline itself, and the signals are blocked but in
+ * ppoll(), so one that comes between the check of got_signal and the
+ * wait still ends the wait. Without pidfd_open() (kernels before 5.3)
+ * nothing tells of the exit of a CMD that closed its output, so the wait
+ * is cut into SWEEP_FALLBACK_POLL_USEC slices there only. Returns 1 when
+ * CMD exited (*status), 0 when the deadline passed, -EINTR on a signal,
+ * another -errno on failure. */
+static int wait_child(pid_t pid, Output *out, uint64_t deadline, int *status) {
+        _cleanup_close_ int pidfd = pidfd_open_pid(pid);
+        sigset_t block, old_mask;
+        int r;
+
+        sigemptyset(&block);
+        sigaddset(&block, SIGINT);
+        sigaddset(&block, SIGTERM);
+        (void) sigprocmask(SIG_BLOCK, &block, &old_mask);
+        for (;;) {
+                struct pollfd fds[2] = {
+                        { .fd = pidfd, .events = POLLIN },
+                        { .fd = out->fd, .events = POLLIN },
+                };
+                pid_t p = waitpid(pid, status, WNOHANG);
+                uint64_t now, left;
+                struct timespec ts;
+
+                if (p == pid) {
+                        r = 1;
+                        break;
+                }
+                if (p < 0 && errno != EINTR) {
+                        r = -errno;
+                        break;
+                }
+                output_read(out);
+                if (got_signal) {
+                        r = -EINTR;
+                        break;
+                }
+                now = now_usec(CLOCK_MONOTONIC);
+                if (now >= deadline) {
+                        r = 0;
+                        break;
+                }
+                left = deadline - now;
+                if (pidfd < 0 && left > SWEEP_FALLBACK_POLL_USEC)
+                        left = SWEEP_FALLBACK_POLL_USEC;
+                ts = (struct timespec) { .tv_sec = (time_t) (left / USEC_PER_SEC),
+                                         .tv_nsec = (long) (left % USEC_PER_SEC) * 1000L };
+                (void) ppoll(fds, 2, &ts, &old_mask);
+        }
+        (void) sigprocmask(SIG_SETMASK, &old_mask, NULL);
+        return r;
 }
 
 /* One run with call n+1 failing. Returns 0 and fills *run, or an exit
@@ -309,24 +362,14 @@ static int sweep_one(Transport *t, EventWatcher **watcher, int kmsg_fd, const Fa
                 goto kill;
         }
         deadline = start + timeout;
-        for (;;) {
-                pid_t p = waitpid(child.pid, &status, WNOHANG);
-
-                if (p == child.pid)
-                        break;
-                if (p < 0 && errno != EINTR) {
-                        ret = report_error(NULL, -errno, "Cannot wait for the command");
-                        goto kill;
-                }
-                output_read(&out);
-                if (got_signal)
-                        goto kill;
-                if (now_usec(CLOCK_MONOTONIC) >= deadline) {
-                        run->hung = true;
-                        break;
-                }
-                (void) usleep(SWEEP_POLL_USEC);
+        r = wait_child(child.pid, &out, deadline, &status);
+        if (r == -EINTR)
+                goto kill;
+        if (r < 0) {
+                ret = report_error(NULL, r, "Cannot wait for the command");
+                goto kill;
         }
+        run->hung = r == 0;
         run->duration_usec = now_usec(CLOCK_MONOTONIC) - start;
         if (!run->hung) {
                 if (WIFSIGNALED(status))

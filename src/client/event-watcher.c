@@ -4,14 +4,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "event-watcher.h"
 #include "json-build.h"
 #include "json-util.h"
+#include "time-util.h"
 #include "transport.h"
 #include "varlink.h"
 
@@ -20,6 +23,8 @@ struct EventWatcher {
         pthread_t thread;
         bool started;
         pthread_mutex_t lock;
+        pthread_cond_t changed; /* broadcast on each event kept, and when the stream ends */
+        bool ended;             /* the stream is over: nothing more will come */
         json_object *removed;   /* id → last injection document */
         json_object *faults;    /* id → first fault event */
         int ready[2];           /* the thread writes a byte once "watching", or on its end */
@@ -45,6 +50,7 @@ static int on_reply(VarlinkClient *c, json_object *params, const char *error, bo
                 r = json_add_ref(w->removed, id, doc);
         else if (strcmp(type, "fault") == 0 && !json_object_object_get(w->faults, id))
                 r = json_add_ref(w->faults, id, event);
+        pthread_cond_broadcast(&w->changed);
         pthread_mutex_unlock(&w->lock);
         /* Out of memory: stop following, as when the daemon goes away,
          * rather than go on recording some events and not others. */
@@ -55,12 +61,18 @@ static void *watch_thread(void *userdata) {
         EventWatcher *w = userdata;
 
         (void) varlink_client_call_more(w->client, "org.injectd.Injector.Watch", NULL, on_reply, w);
+        pthread_mutex_lock(&w->lock);
+        w->ended = true;
+        pthread_cond_broadcast(&w->changed);
+        pthread_mutex_unlock(&w->lock);
         (void) write(w->ready[1], "", 1);
         return NULL;
 }
 
 int event_watcher_start(const char *path, EventWatcher **ret) {
         _cleanup_(event_watcher_freep) EventWatcher *w = NULL;
+        pthread_condattr_t attr;
+        sigset_t all, old_mask;
         char c;
         int r;
 
@@ -69,6 +81,12 @@ int event_watcher_start(const char *path, EventWatcher **ret) {
                 return -ENOMEM;
         w->ready[0] = w->ready[1] = -1;
         pthread_mutex_init(&w->lock, NULL);
+        /* Waits are bounded on CLOCK_MONOTONIC: a wall-clock step must
+         * neither cut them short nor stretch them. */
+        pthread_condattr_init(&attr);
+        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+        pthread_cond_init(&w->changed, &attr);
+        pthread_condattr_destroy(&attr);
         w->removed = json_object_new_object();
         w->faults = json_object_new_object();
         if (!w->removed || !w->faults)
@@ -79,7 +97,13 @@ int event_watcher_start(const char *path, EventWatcher **ret) {
         if (r < 0)
                 return r;
         varlink_client_set_timeout(w->client, VARLINK_TIMEOUT_INFINITY);
+        /* The thread takes no signals: run and sweep wait for theirs in
+         * the main thread (ppoll(), waitpid()), which a handler run
+         * here instead would not wake. */
+        sigfillset(&all);
+        (void) pthread_sigmask(SIG_SETMASK, &all, &old_mask);
         r = -pthread_create(&w->thread, NULL, watch_thread, w);
+        (void) pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
         if (r < 0)
                 return r;
         w->started = true;
@@ -101,6 +125,7 @@ EventWatcher *event_watcher_free(EventWatcher *w) {
         json_object_put(w->faults);
         (void) safe_close(w->ready[0]);
         (void) safe_close(w->ready[1]);
+        pthread_cond_destroy(&w->changed);
         pthread_mutex_destroy(&w->lock);
         free(w);
         return NULL;
@@ -115,12 +140,40 @@ static json_object *lookup(EventWatcher *w, json_object *table, const char *id) 
         return o;
 }
 
+/* Sleeps on the condition until the entry for id is in table, the stream
+ * ends, or timeout_usec have passed: no polling, and a daemon that goes
+ * away wakes the waiter at once. */
+static json_object *wait_for(EventWatcher *w, json_object *table, const char *id, uint64_t timeout_usec) {
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
+        struct timespec ts = {
+                .tv_sec = (time_t) (deadline / USEC_PER_SEC),
+                .tv_nsec = (long) (deadline % USEC_PER_SEC) * 1000L,
+        };
+        json_object *o;
+
+        pthread_mutex_lock(&w->lock);
+        while (!(o = json_object_object_get(table, id)) && !w->ended)
+                if (pthread_cond_timedwait(&w->changed, &w->lock, &ts) == ETIMEDOUT)
+                        break;
+        o = json_object_get(o);
+        pthread_mutex_unlock(&w->lock);
+        return o;
+}
+
 json_object *event_watcher_removed(EventWatcher *w, const char *id) {
         return w ? lookup(w, w->removed, id) : NULL;
 }
 
 json_object *event_watcher_first_fault(EventWatcher *w, const char *id) {
         return w ? lookup(w, w->faults, id) : NULL;
+}
+
+json_object *event_watcher_wait_removed(EventWatcher *w, const char *id, uint64_t timeout_usec) {
+        return w ? wait_for(w, w->removed, id, timeout_usec) : NULL;
+}
+
+json_object *event_watcher_wait_first_fault(EventWatcher *w, const char *id, uint64_t timeout_usec) {
+        return w ? wait_for(w, w->faults, id, timeout_usec) : NULL;
 }
 
 void event_watcher_forget(EventWatcher *w, const char *id) {

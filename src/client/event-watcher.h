@@ -9,6 +9,8 @@
  * "fault" events. Events come for injections armed over either API, so
  * this works with the D-Bus transport too. */
 
+#include <stdint.h>
+
 #include <json-c/json.h>
 
 #include "cleanup.h"
@@ -27,6 +29,12 @@ json_object *event_watcher_removed(EventWatcher *w, const char *id);
 
 /* The first fault event for id (a new reference), or NULL. */
 json_object *event_watcher_first_fault(EventWatcher *w, const char *id);
+
+/* As the two above, but waiting for the event: until it comes, the
+ * stream ends (the daemon went away), or timeout_usec (CLOCK_MONOTONIC)
+ * have passed. w may be NULL: returns NULL at once. */
+json_object *event_watcher_wait_removed(EventWatcher *w, const char *id, uint64_t timeout_usec);
+json_object *event_watcher_wait_first_fault(EventWatcher *w, const char *id, uint64_t timeout_usec);
 
 /* Drops what was kept for id. */
 void event_watcher_forget(EventWatcher *w, const char *id);

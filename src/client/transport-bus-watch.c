@@ -80,7 +80,7 @@ static const char *id_from_path(const char *path) {
 
 static int on_fault(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         BusWatch *w = userdata;
-        const char *id = id_from_path(sd_bus_message_get_path(m)), *comm;
+        const char *id = id_from_path(sym_sd_bus_message_get_path(m)), *comm;
         json_object *e = NULL, *f;
         uint64_t time_ns;
         uint32_t pid, tgid;
@@ -88,7 +88,7 @@ static int on_fault(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) 
 
         if (!id || !watch_wants(w, id))
                 return 0;
-        if (sd_bus_message_read(m, "tuusx", &time_ns, &pid, &tgid, &comm, &value) < 0)
+        if (sym_sd_bus_message_read(m, "tuusx", &time_ns, &pid, &tgid, &comm, &value) < 0)
                 return 0;
         /* The signal does not name the function; the injection may be
          * gone by now (times=1), so it was noted when it came. */
@@ -114,7 +114,7 @@ static void note_function(BusWatch *w, const char *id, const char *path) {
         if (json_object_object_get(w->functions, id))
                 return;
         /* Without the property, the fault event goes without its function. */
-        if (sd_bus_get_property_string(bus(w->t), BUS_NAME, path, BUS_INJECTION, "Function", NULL, &function) >= 0 &&
+        if (sym_sd_bus_get_property_string(bus(w->t), BUS_NAME, path, BUS_INJECTION, "Function", NULL, &function) >= 0 &&
             json_add_string(w->functions, id, function) < 0 && w->r == 0)
                 w->r = -ENOMEM;
 }
@@ -123,7 +123,7 @@ static int on_added(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) 
         BusWatch *w = userdata;
         const char *id, *path;
 
-        if (sd_bus_message_read(m, "so", &id, &path) >= 0 && watch_wants(w, id))
+        if (sym_sd_bus_message_read(m, "so", &id, &path) >= 0 && watch_wants(w, id))
                 note_function(w, id, path);
         return 0;
 }
@@ -134,7 +134,7 @@ static int on_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error
         json_object *e = NULL;
         Known *k;
 
-        if (sd_bus_message_read(m, "sos", &id, &path, &reason) < 0 || !watch_wants(w, id))
+        if (sym_sd_bus_message_read(m, "sos", &id, &path, &reason) < 0 || !watch_wants(w, id))
                 return 0;
         k = watch_find(w, id);
         if (k) {
@@ -164,7 +164,7 @@ static int watch_poll(BusWatch *w, bool first) {
         /* Signals that came in while we waited for the list are older than
          * it: dispatch them first, or a removal seen in the list would end
          * the watch before the fault and the reason they carry. */
-        while (w->r == 0 && (r = sd_bus_process(bus(w->t), NULL)) > 0)
+        while (w->r == 0 && (r = sym_sd_bus_process(bus(w->t), NULL)) > 0)
                 ;
         if (r < 0)
                 return r;
@@ -236,7 +236,7 @@ static int watch_poll(BusWatch *w, bool first) {
 }
 
 int bus_watch(Transport *t, char *const *ids, TransportEventFn callback, void *userdata) {
-        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *fault_slot = NULL, *removed_slot = NULL, *added_slot = NULL;
+        _cleanup_(sym_sd_bus_slot_unrefp) sd_bus_slot *fault_slot = NULL, *removed_slot = NULL, *added_slot = NULL;
         BusWatch w = { .t = t, .ids = ids, .callback = callback, .userdata = userdata };
         uint64_t next;
         int r;
@@ -244,17 +244,17 @@ int bus_watch(Transport *t, char *const *ids, TransportEventFn callback, void *u
         /* The signals come unicast, and sd-bus compares their sender, the
          * daemon's unique name, with the match's as is: match on that. */
         {
-                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+                _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *reply = NULL;
                 sd_bus_error e = SD_BUS_ERROR_NULL;
                 const char *owner;
 
-                r = sd_bus_call_method(bus(t), "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                r = sym_sd_bus_call_method(bus(t), "org.freedesktop.DBus", "/org/freedesktop/DBus",
                                        "org.freedesktop.DBus", "GetNameOwner", &e, &reply, "s", BUS_NAME);
                 if (r < 0)
                         r = bus_failed(t, &e, r);
-                sd_bus_error_free(&e);
+                sym_sd_bus_error_free(&e);
                 if (r >= 0)
-                        r = sd_bus_message_read(reply, "s", &owner);
+                        r = sym_sd_bus_message_read(reply, "s", &owner);
                 if (r >= 0 && !(w.daemon = strdup(owner)))
                         r = -ENOMEM;
                 if (r < 0)
@@ -266,14 +266,14 @@ int bus_watch(Transport *t, char *const *ids, TransportEventFn callback, void *u
                 r = -ENOMEM;
                 goto finish;
         }
-        r = sd_bus_match_signal(bus(t), &fault_slot, w.daemon, NULL, BUS_INJECTION, "Fault", on_fault, &w);
+        r = sym_sd_bus_match_signal(bus(t), &fault_slot, w.daemon, NULL, BUS_INJECTION, "Fault", on_fault, &w);
         if (r < 0)
                 goto finish;
-        r = sd_bus_match_signal(bus(t), &removed_slot, w.daemon, BUS_PATH, BUS_MANAGER, "InjectionRemoved",
+        r = sym_sd_bus_match_signal(bus(t), &removed_slot, w.daemon, BUS_PATH, BUS_MANAGER, "InjectionRemoved",
                                 on_removed, &w);
         if (r < 0)
                 goto finish;
-        r = sd_bus_match_signal(bus(t), &added_slot, w.daemon, BUS_PATH, BUS_MANAGER, "InjectionAdded", on_added,
+        r = sym_sd_bus_match_signal(bus(t), &added_slot, w.daemon, BUS_PATH, BUS_MANAGER, "InjectionAdded", on_added,
                                 &w);
         if (r < 0)
                 goto finish;
@@ -299,14 +299,14 @@ int bus_watch(Transport *t, char *const *ids, TransportEventFn callback, void *u
                         next = n + BUS_WATCH_POLL_USEC;
                         continue;
                 }
-                r = sd_bus_process(bus(t), NULL);
+                r = sym_sd_bus_process(bus(t), NULL);
                 if (r < 0) {
                         r = bus_failed(t, &SD_BUS_ERROR_NULL, r);
                         goto finish;
                 }
                 if (r > 0)
                         continue;
-                r = sd_bus_wait(bus(t), next - n);
+                r = sym_sd_bus_wait(bus(t), next - n);
                 if (r < 0 && r != -EINTR) {
                         r = bus_failed(t, &SD_BUS_ERROR_NULL, r);
                         goto finish;

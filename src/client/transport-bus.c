@@ -19,12 +19,12 @@
 #define BUS_CALL_TIMEOUT_INTERACTIVE_USEC (6 * USEC_PER_MINUTE)
 
 int bus_failed(Transport *t, const sd_bus_error *e, int r) {
-        if (sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER))
+        if (sym_sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER))
                 return transport_set_unreachable(
                                 t, "injectd is not running on the system bus (%s). Start it with "
                                 "'systemctl start injectd', or use --varlink if only its socket is there.",
                                 e->message ?: e->name);
-        if (sd_bus_error_is_set(e))
+        if (sym_sd_bus_error_is_set(e))
                 return transport_set_error(t, e->name, e->message);
         if (errno_is_disconnect(r) || r == -ENOENT)
                 return transport_set_unreachable(
@@ -37,27 +37,27 @@ static int bus_call(Transport *t, sd_bus_message *m, sd_bus_message **ret) {
         sd_bus_error e = SD_BUS_ERROR_NULL;
         int r;
 
-        r = sd_bus_call(bus(t), m, t->interactive ? BUS_CALL_TIMEOUT_INTERACTIVE_USEC : BUS_CALL_TIMEOUT_USEC,
+        r = sym_sd_bus_call(bus(t), m, t->interactive ? BUS_CALL_TIMEOUT_INTERACTIVE_USEC : BUS_CALL_TIMEOUT_USEC,
                         &e, ret);
         if (r < 0)
                 r = bus_failed(t, &e, r);
-        sd_bus_error_free(&e);
+        sym_sd_bus_error_free(&e);
         return r;
 }
 
 /* A new call of method on the manager object. */
 static int bus_new_call(Transport *t, const char *method, sd_bus_message **ret) {
-        return sd_bus_message_new_method_call(bus(t), ret, BUS_NAME, BUS_PATH, BUS_MANAGER, method);
+        return sym_sd_bus_message_new_method_call(bus(t), ret, BUS_NAME, BUS_PATH, BUS_MANAGER, method);
 }
 
 static int bus_call_methodv(Transport *t, const char *method, sd_bus_message **ret_reply, const char *types,
                             va_list ap) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *m = NULL;
         int r;
 
         r = bus_new_call(t, method, &m);
         if (r >= 0 && types)
-                r = sd_bus_message_appendv(m, types, ap);
+                r = sym_sd_bus_message_appendv(m, types, ap);
         if (r < 0)
                 return r;
         return bus_call(t, m, ret_reply);
@@ -76,7 +76,7 @@ int bus_call_method(Transport *t, const char *method, sd_bus_message **ret_reply
 /* For the methods that return one JSON document, of this type, as a
  * string. */
 static int bus_call_json(Transport *t, json_type type, json_object **ret, const char *method, const char *types, ...) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_json_ json_object *v = NULL;
         const char *s;
         va_list ap;
@@ -87,7 +87,7 @@ static int bus_call_json(Transport *t, json_type type, json_object **ret, const 
         va_end(ap);
         if (r < 0)
                 return r;
-        r = sd_bus_message_read(reply, "s", &s);
+        r = sym_sd_bus_message_read(reply, "s", &s);
         if (r < 0)
                 return r;
         r = json_parse_strict(s, strlen(s), 0, &v);
@@ -123,33 +123,33 @@ static int append_request_key(sd_bus_message *m, const char *key, json_object *v
                 if (!json_object_is_type(v, json_type_int) || i < 0 || (size_t) i >= n_fds)
                         return -EINVAL;
                 /* sd-bus duplicates the fd. */
-                return sd_bus_message_append(m, "{sv}", key, "h", fds[i]);
+                return sym_sd_bus_message_append(m, "{sv}", key, "h", fds[i]);
         }
 
         switch (json_object_get_type(v)) {
         case json_type_string:
-                return sd_bus_message_append(m, "{sv}", key, "s", json_object_get_string(v));
+                return sym_sd_bus_message_append(m, "{sv}", key, "s", json_object_get_string(v));
         case json_type_boolean:
-                return sd_bus_message_append(m, "{sv}", key, "b", (int) json_object_get_boolean(v));
+                return sym_sd_bus_message_append(m, "{sv}", key, "b", (int) json_object_get_boolean(v));
         case json_type_int:
                 if (strcmp(key, "duration_usec") == 0)
-                        return sd_bus_message_append(m, "{sv}", key, "t", json_object_get_uint64(v));
-                return sd_bus_message_append(m, "{sv}", key, "x", json_object_get_int64(v));
+                        return sym_sd_bus_message_append(m, "{sv}", key, "t", json_object_get_uint64(v));
+                return sym_sd_bus_message_append(m, "{sv}", key, "x", json_object_get_int64(v));
         case json_type_double:
-                return sd_bus_message_append(m, "{sv}", key, "d", json_object_get_double(v));
+                return sym_sd_bus_message_append(m, "{sv}", key, "d", json_object_get_double(v));
         case json_type_array: {
                 size_t n = json_object_array_length(v);
 
-                r = sd_bus_message_open_container(m, 'e', "sv");
+                r = sym_sd_bus_message_open_container(m, 'e', "sv");
                 if (r < 0)
                         return r;
-                r = sd_bus_message_append(m, "s", key);
+                r = sym_sd_bus_message_append(m, "s", key);
                 if (r < 0)
                         return r;
-                r = sd_bus_message_open_container(m, 'v', "as");
+                r = sym_sd_bus_message_open_container(m, 'v', "as");
                 if (r < 0)
                         return r;
-                r = sd_bus_message_open_container(m, 'a', "s");
+                r = sym_sd_bus_message_open_container(m, 'a', "s");
                 if (r < 0)
                         return r;
                 for (size_t i = 0; i < n; i++) {
@@ -157,17 +157,17 @@ static int append_request_key(sd_bus_message *m, const char *key, json_object *v
 
                         if (!json_object_is_type(e, json_type_string))
                                 return -EINVAL;
-                        r = sd_bus_message_append(m, "s", json_object_get_string(e));
+                        r = sym_sd_bus_message_append(m, "s", json_object_get_string(e));
                         if (r < 0)
                                 return r;
                 }
-                r = sd_bus_message_close_container(m);
+                r = sym_sd_bus_message_close_container(m);
                 if (r < 0)
                         return r;
-                r = sd_bus_message_close_container(m);
+                r = sym_sd_bus_message_close_container(m);
                 if (r < 0)
                         return r;
-                return sd_bus_message_close_container(m);
+                return sym_sd_bus_message_close_container(m);
         }
         default:
                 return -EINVAL;
@@ -176,7 +176,7 @@ static int append_request_key(sd_bus_message *m, const char *key, json_object *v
 
 static int bus_inject(Transport *t, json_object *request, char **ret_id, uint64_t *ret_expires_usec,
                       json_object **ret_injection) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
         _cleanup_json_ json_object *list = NULL, *wire = NULL;
         _cleanup_free_ char *id_copy = NULL;
         int fds[TRANSPORT_FDS_MAX];
@@ -190,7 +190,7 @@ static int bus_inject(Transport *t, json_object *request, char **ret_id, uint64_
                 return r;
         r = bus_new_call(t, "Inject", &m);
         if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "{sv}");
+                r = sym_sd_bus_message_open_container(m, 'a', "{sv}");
         if (r >= 0) {
                 json_object_object_foreach(wire, k, v) {
                         r = append_request_key(m, k, v, fds, n_fds);
@@ -199,7 +199,7 @@ static int bus_inject(Transport *t, json_object *request, char **ret_id, uint64_
                 }
         }
         if (r >= 0)
-                r = sd_bus_message_close_container(m);
+                r = sym_sd_bus_message_close_container(m);
         for (size_t i = 0; i < n_fds; i++)
                 close(fds[i]);
         if (r < 0)
@@ -208,7 +208,7 @@ static int bus_inject(Transport *t, json_object *request, char **ret_id, uint64_
         r = bus_call(t, m, &reply);
         if (r < 0)
                 return r;
-        r = sd_bus_message_read(reply, "sot", &id, &path, &expires);
+        r = sym_sd_bus_message_read(reply, "sot", &id, &path, &expires);
         if (r < 0)
                 return r;
         id_copy = strdup(id);
@@ -255,7 +255,7 @@ static int bus_reload_policy(Transport *t) {
 }
 
 static void bus_done(Transport *t) {
-        t->data = sd_bus_flush_close_unref(t->data);
+        t->data = sym_sd_bus_flush_close_unref(t->data);
 }
 
 static const TransportOps bus_ops = TRANSPORT_OPS_INIT(bus);
@@ -266,15 +266,23 @@ bool transport_bus_supported(void) {
 
 int transport_open_bus(bool interactive, Transport **ret, char **reterr_message) {
         sd_bus *b = NULL;
+        const char *why = NULL;
         int r;
 
-        r = sd_bus_open_system(&b);
+        /* Loaded only now, when D-Bus is the transport chosen. */
+        r = dlopen_libsystemd(&why);
+        if (r < 0)
+                return strprintf(reterr_message, "Cannot load libsystemd, which the D-Bus transport needs: %s. "
+                                 "injectd also answers on its Varlink socket (--varlink).", why ?: strerror(-r)) < 0
+                               ? -ENOMEM : -EHOSTDOWN;
+
+        r = sym_sd_bus_open_system(&b);
         if (errno_is_disconnect(r) || r == -ENOENT)
                 return strprintf(reterr_message, "Cannot connect to the system bus: %s. Is dbus running? injectd also "
                                  "answers on its Varlink socket (--varlink).", strerror(-r)) < 0 ? -ENOMEM : -EHOSTDOWN;
         if (r < 0)
                 return r;
-        (void) sd_bus_set_allow_interactive_authorization(b, interactive);
+        (void) sym_sd_bus_set_allow_interactive_authorization(b, interactive);
 
         return transport_new(&bus_ops, b, interactive, ret);
 }

@@ -4,8 +4,7 @@
 /* Within the D-Bus transport: what transport-bus.c (the calls) gives
  * transport-bus-watch.c (the watch). */
 
-#include <systemd/sd-bus.h>
-
+#include "dlopen-libsystemd.h"
 #include "transport.h"
 
 #define BUS_NAME "org.injectd.Injector1"
