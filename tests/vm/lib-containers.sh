@@ -124,7 +124,7 @@ wait_line_or_exit() {
     fail "waited ${secs}s for '$line' in '$file' from pid $pid in vain (still running)"
 }
 
-# ctr_checks WORK: acceptance 1, 2, 4 and 5 for one runtime. WORK is a
+# ctr_checks WORK: acceptance 1 to 5 for one runtime. WORK is a
 # scratch directory of the scenario's.
 ctr_checks() {
     local work=$1 rc out summary doc host_doc list
@@ -135,6 +135,43 @@ ctr_checks() {
     out=$(ctr_run probe /bin/injectctl caps --json)
     assert_eq true "$(jq .bpf.available <<<"$out")" "caps --json .bpf.available in a container ($CTR_WHO)"
     log "the daemon sees a container's caller as $(jq -c '.policy | {uid, cgroup}' <<<"$out")"
+
+    # ---- acceptance 3: a pid or a cgroup outside the container. A
+    # process of the same user outside it, named from inside by its host
+    # pid and by its host cgroup path: the container's pid and cgroup
+    # namespaces give those names other meanings or none, and what they
+    # would name on the host is not the job's. Each must be refused with
+    # its reason and leave nothing armed.
+    # (The pid goes to a file our shell opens: the user may not write in
+    # $work.)
+    host_user /bin/sh -c 'echo $$; exec sleep 600' >"$work/outside.pid" &
+    local outside_wrapper=$! outside opath i
+    at_exit _kill_quietly "$outside_wrapper"
+    for ((i = 0; i < CONTAINER_TIMEOUT * 10; i++)); do
+        [[ -s $work/outside.pid ]] && break
+        kill -0 "$outside_wrapper" 2>/dev/null || [[ -s $work/outside.pid ]] ||
+            fail "acceptance 3: the outside process of $CTR_WHO exited before it said its pid"
+        sleep 0.1
+    done
+    outside=$(cat "$work/outside.pid")
+    [[ $outside =~ ^[0-9]+$ ]] || fail "acceptance 3: no pid from the outside process of $CTR_WHO (saw '$outside')"
+    opath=/sys/fs/cgroup$(cut -d: -f3 "/proc/$outside/cgroup")
+    rc=0
+    out=$(ctr_run foreign-pid /bin/injectctl inject __x64_sys_getpgid --error EACCES --pid "$outside" \
+        --for 60s --detach 2>&1) || rc=$?
+    ((rc != 0)) || fail "acceptance 3: --pid $outside (a process outside the container, $CTR_WHO) was accepted: '$out'"
+    assert_contains "$out" "$outside" "acceptance 3: the refusal of --pid $outside names the pid ($CTR_WHO)"
+    log "acceptance 3, --pid of a process outside ($CTR_WHO): status $rc, '$out'"
+    assert_eq 0 "$(injections_left)" "acceptance 3: injections after --pid of a process outside"
+    rc=0
+    out=$(ctr_run foreign-cgroup /bin/injectctl inject __x64_sys_getpgid --error EACCES --cgroup "$opath" \
+        --for 60s --detach 2>&1) || rc=$?
+    ((rc != 0)) || fail "acceptance 3: --cgroup $opath (the host's cgroup of a process outside the container, $CTR_WHO) was accepted: '$out'"
+    assert_contains "$out" "cgroup" "acceptance 3: the refusal of --cgroup $opath says what it refused ($CTR_WHO)"
+    log "acceptance 3, --cgroup of a process outside ($CTR_WHO): status $rc, '$out'"
+    assert_eq 0 "$(injections_left)" "acceptance 3: injections after --cgroup of a process outside"
+    kill "$outside" 2>/dev/null || true
+    wait "$outside_wrapper" 2>/dev/null || true
 
     # ---- acceptance 1 and 2: the job, held while its fault is armed.
     # The job's command tells us it runs (so run has armed the fault: it
