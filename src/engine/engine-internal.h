@@ -28,6 +28,8 @@ struct Engine {
         EngineCaps caps;
         bool caps_done;
         KernelProbe *probe;
+        struct task_ns_bpf *task_ns;    /* task-ns.c's program, once loaded */
+        int task_ns_error;              /* ... or why it did not load */
 
         /* site-cache.c's */
         OwnedSite *owned;               /* sites we loaded: attached, or cached */
@@ -36,6 +38,9 @@ struct Engine {
         unsigned cache_max;
         EngineSiteStats stats;
 };
+
+/* Frees task-ns.c's program. */
+void engine_task_ns_free(Engine *e);
 
 /* libbpf's last warning or error, "" when it said nothing: the detail a
  * refusal from the kernel shows. */

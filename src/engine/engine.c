@@ -97,6 +97,7 @@ Engine *engine_free(Engine *e) {
         function_table_free(e->functions);
         kallsyms_cache_done(&e->kallsyms);
         kernel_probe_free(e->probe);
+        engine_task_ns_free(e);
         site_cache_free_all(e);
         free(e);
         return NULL;
