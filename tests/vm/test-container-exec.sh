@@ -58,7 +58,7 @@ assert_eq "1" "$(awk '/^NSpid/ { print $3 }' "/proc/$ctr/status")" "the containe
 # does: nsenter (in her session cgroup, outside the namespace) forks the
 # job into her namespaces; the job is moved into the container's cgroup
 # before it runs CMD. Returns CMD's status. JOB_PREFIX (words) runs first,
-# outside, around nsenter: a pidfd handed in from outside, say.
+# outside, and execs nsenter: pidfd-call.py hands in a pidfd, say.
 JOB_PREFIX=()
 exec_job() {
     local out=$1 err=$2 gate enter job rc=0
@@ -70,11 +70,6 @@ exec_job() {
     enter=$BG_PID
     wait_until 30 child_of "$enter"
     job=$(child_of "$enter")
-    # With JOB_PREFIX, BG_PID is the prefix's process and nsenter its child.
-    if ((${#JOB_PREFIX[@]})); then
-        wait_until 30 child_of "$job"
-        job=$(child_of "$job")
-    fi
     [[ $(awk '/^NSpid/ { print NF }' "/proc/$job/status") == 3 ]] ||
         fail "the job $job is not in the container's pid namespace: $(grep NSpid "/proc/$job/status")"
     echo "$job" >"$cg/cgroup.procs"
@@ -133,7 +128,11 @@ refused_in_cgroup() {
     log "cgroup holding $what: refused ($out)"
 }
 
+# Once it runs sleep, start_as's subshell has put itself in her session
+# cgroup: moved before, it would go back there.
+runs_sleep() { [[ $(cat "/proc/$1/comm" 2>/dev/null) == sleep ]]; }
 start_as alice /dev/null /dev/null sleep 1000
+wait_until 30 runs_sleep "$BG_PID"
 refused_in_cgroup "her process outside the namespace" "$BG_PID"
 start_as alice /dev/null /dev/null "${NS[@]}" sleep 1000
 wait_until 30 child_of "$BG_PID"
