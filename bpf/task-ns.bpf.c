@@ -51,6 +51,7 @@ int task_ns_read(struct bpf_iter__task *ctx)
         level = BPF_CORE_READ(pid, level);
         if (level >= TASK_NS_LEVELS)
                 return 0;
+        rec->pid = BPF_CORE_READ(task, pid);
         rec->tgid = BPF_CORE_READ(task, tgid);
         rec->level = level;
         rec->start_ticks = BPF_CORE_READ(task, group_leader, start_boottime) / ns_per_tick;

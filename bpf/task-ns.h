@@ -13,8 +13,10 @@
 #define TASK_NS_LEVELS 33
 
 struct task_ns_record {
-        __u32 tgid;             /* in the initial pid namespace */
+        __u32 pid;              /* the task's (thread's) id, in the initial pid namespace */
+        __u32 tgid;             /* its thread group's */
         __u32 level;            /* of the task's own pid namespace; < TASK_NS_LEVELS */
+        __u32 pad;
         __u64 start_ticks;      /* the thread group leader's start, as /proc/PID/stat field 22 */
         /* For each level 0..level: the inode number of the task's pid
          * namespace at that level (what /proc/PID/ns/pid shows for the

@@ -174,10 +174,11 @@ typedef struct EngineTaskPidns {
 
 /* The pid namespaces of the thread group pid (a pid in the engine's pid
  * namespace, the initial one). Loads the program on first use; once it
- * failed to load, returns that error at once from then on. -ESRCH: no
- * such thread group (a thread's id is not one). Each call runs the
- * iterator over this one task: a few system calls, no walk of every
- * task on the machine. */
+ * failed to load, or the kernel showed it another task than the one asked
+ * (-EOPNOTSUPP: before 6.1, task iterators take no task), returns that
+ * error at once from then on. -ESRCH: no such thread group (a thread's id
+ * is not one). Each call runs the iterator over this one task: a few
+ * system calls, no walk of every task on the machine. */
 int engine_task_pidns(Engine *e, pid_t pid, EngineTaskPidns *ret);
 
 /* Resolves a kernel address back to a symbol name, for display. */

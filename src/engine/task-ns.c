@@ -89,12 +89,23 @@ int engine_task_pidns(Engine *e, pid_t pid, EngineTaskPidns *ret) {
                 got += (size_t) k;
         }
         /* Nothing: no task has that pid (6.1 finds only a thread group's
-         * leader by it), or it is being reaped. A thread's id (later
-         * kernels find threads too) is not a thread group's. */
-        if (got == 0 || (got == sizeof(rec) && rec.tgid != (__u32) pid))
+         * leader by it), or it is being reaped. */
+        if (got == 0)
                 return -ESRCH;
         if (got != sizeof(rec) || rec.level >= TASK_NS_LEVELS)
                 return -EIO;
+        /* Another task: a kernel from before 6.1 ignores the parameter and
+         * shows every task. Then no answer of this program can be trusted;
+         * say so for good, so that the caller falls back. */
+        if (rec.pid != (__u32) pid) {
+                e->task_ns_error = -EOPNOTSUPP;
+                engine_task_ns_free(e);
+                return -EOPNOTSUPP;
+        }
+        /* A thread's id (later kernels find threads too) is not a thread
+         * group's. */
+        if (rec.tgid != (__u32) pid)
+                return -ESRCH;
 
         t.tgid = (pid_t) rec.tgid;
         t.start_ticks = rec.start_ticks;
