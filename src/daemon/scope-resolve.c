@@ -34,7 +34,10 @@ static bool task_is_system(pid_t pid, const ProcStatus *st) {
 }
 
 /* 1: pid's uids all are check->uid and it is in check->ns or below;
- * 0: not; -ENOENT: gone. */
+ * 0: not; -ENOENT: gone. A task costs two small /proc reads and, for a
+ * caller in a nested pid namespace, one run of the engine's iterator over
+ * this task alone (engine_task_pidns()), so a walk costs at most
+ * CGROUP_WALK_MAX_TASKS of those, however many tasks the machine runs. */
 static int task_is_callers(TaskCheck *check, pid_t pid) {
         ProcStatus st;
         uint64_t start = 0;
