@@ -53,6 +53,27 @@ struct task_struct {
         struct task_struct *group_leader;
         __u64 start_boottime;
         char comm[16];
+        struct pid *thread_pid;
+} __attribute__((preserve_access_index));
+
+struct ns_common {
+        unsigned int inum;
+} __attribute__((preserve_access_index));
+
+struct pid_namespace {
+        unsigned int level;
+        struct ns_common ns;
+} __attribute__((preserve_access_index));
+
+struct upid {
+        int nr;
+        struct pid_namespace *ns;
+} __attribute__((preserve_access_index));
+
+/* numbers[] has level + 1 elements. */
+struct pid {
+        unsigned int level;
+        struct upid numbers[1];
 } __attribute__((preserve_access_index));
 
 struct seq_file;

@@ -11,6 +11,7 @@
 #include <linux/capability.h>
 
 #include "cleanup.h"
+#include "log.h"
 #include "process-info.h"
 #include "scope.h"
 
@@ -261,34 +262,96 @@ int proc_ns_anchor(pid_t pid, unsigned level, pid_t *ret_pid, uint64_t *ret_star
         return 0;
 }
 
-int proc_ns_ref(pid_t pid, const ProcStatus *st, ProcNsRef *ret) {
-        ProcNsRef ref = { .level = st->n_nspid - 1 };
+/* Once, at the first process whose namespace the engine cannot read: from
+ * then on namespaces are told apart by ancestry, and what that costs. */
+static void log_by_ancestry(int error) {
+        static bool logged = false;
+
+        if (logged)
+                return;
+        logged = true;
+        log_warning_errno(error, "Cannot read pid namespaces with BPF (bpf/task-ns.bpf.c): %m; telling them apart "
+                          "by the parent chain instead, which counts a process that entered a namespace with "
+                          "setns() (docker exec, nsenter) as outside it");
+}
+
+/* The engine's reading of pid's namespaces, if pid still is the process
+ * that had start when st was read: the start time brackets st (read
+ * after start, before this), and st's NSpid must be the pids the kernel
+ * holds. 1 read, 0 pid changed hands, -ENOENT gone, other negative errno:
+ * the engine cannot read it. */
+static int pidns_read(Engine *e, pid_t pid, uint64_t start, const ProcStatus *st, EngineTaskPidns *ret) {
+        EngineTaskPidns t;
         int r;
 
-        if (ref.level > 0) {
-                r = proc_ns_anchor(pid, ref.level, &ref.anchor, &ref.anchor_start);
-                if (r < 0)
-                        return r;
+        r = engine_task_pidns(e, pid, &t);
+        if (r == -ESRCH)
+                return -ENOENT;
+        if (r < 0)
+                return r;
+        if ((start != 0 && t.start_ticks != start) || t.level + 1 != st->n_nspid)
+                return 0;
+        for (unsigned i = 0; i <= t.level; i++)
+                if (t.nr[i] != st->nspid[i])
+                        return 0;
+        *ret = t;
+        return 1;
+}
+
+int proc_ns_ref(Engine *e, pid_t pid, uint64_t start, const ProcStatus *st, ProcNsRef *ret) {
+        ProcNsRef ref = { .level = st->n_nspid - 1 };
+        EngineTaskPidns t;
+        int r;
+
+        if (ref.level == 0) {
+                *ret = ref;
+                return 0;
         }
+        if (e) {
+                r = pidns_read(e, pid, start, st, &t);
+                if (r == 0)
+                        return -ESRCH;          /* not the process it was */
+                if (r > 0) {
+                        ref.engine = e;
+                        ref.inum = t.inum[ref.level];
+                        *ret = ref;
+                        return 0;
+                }
+                if (r == -ENOENT)
+                        return r;
+                log_by_ancestry(r);
+        }
+        r = proc_ns_anchor(pid, ref.level, &ref.anchor, &ref.anchor_start);
+        if (r < 0)
+                return r;
         *ret = ref;
         return 0;
 }
 
-int proc_ns_contains(const ProcNsRef *ref, pid_t pid, const ProcStatus *st) {
+int proc_ns_contains(const ProcNsRef *ref, pid_t pid, uint64_t start, const ProcStatus *st) {
+        EngineTaskPidns t;
         pid_t anchor;
-        uint64_t start;
+        uint64_t anchor_start;
         int r;
 
         if (ref->level == 0)
                 return 1;
         if (st->n_nspid < ref->level + 1)
                 return 0;
-        r = proc_ns_anchor(pid, ref->level, &anchor, &start);
+        if (ref->inum != 0) {
+                /* A task's namespace at ref's level is ref's namespace
+                 * exactly when it is in it or below it. */
+                r = pidns_read(ref->engine, pid, start, st, &t);
+                if (r <= 0)
+                        return r;
+                return t.inum[ref->level] == ref->inum;
+        }
+        r = proc_ns_anchor(pid, ref->level, &anchor, &anchor_start);
         if (r == -EAGAIN || r == -ELOOP)
                 return 0;
         if (r < 0)
                 return r;
-        return anchor == ref->anchor && start == ref->anchor_start;
+        return anchor == ref->anchor && anchor_start == ref->anchor_start;
 }
 
 int proc_ns_translate(const ProcNsRef *ref, pid_t nr, pid_t *ret) {
@@ -312,7 +375,7 @@ int proc_ns_translate(const ProcNsRef *ref, pid_t nr, pid_t *ret) {
                 r = proc_status_read(pid, &st);
                 if (r < 0 || st.n_nspid < ref->level + 1 || st.nspid[ref->level] != nr)
                         continue;
-                r = proc_ns_contains(ref, pid, &st);
+                r = proc_ns_contains(ref, pid, 0, &st);
                 if (r < 0)
                         return r;
                 if (r > 0) {

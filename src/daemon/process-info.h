@@ -8,12 +8,16 @@
  * its owner, uid_map and gid_map): the daemon runs with
  * a few capabilities and without CAP_SYS_PTRACE, so the /proc/PID/ns links of a
  * process that holds capabilities it lacks are closed to it. Those links
- * are still used when they open. */
+ * are still used when they open. Which pid namespace a process is in is
+ * read by the engine (engine_task_pidns(), a BPF task iterator) when it
+ * can, and otherwise told from the parent chain. */
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+
+#include "engine.h"
 
 /* Deeper pid namespaces than this are refused (the kernel allows 32). */
 #define PROC_NS_LEVEL_MAX 33
@@ -59,19 +63,29 @@ int proc_dump_owner(pid_t pid, uid_t *ret);
 int proc_ns_anchor(pid_t pid, unsigned level, pid_t *ret_pid, uint64_t *ret_start);
 
 /* The pid namespace of a process (pid, seen from here as st), as what
- * proc_ns_contains() compares. */
+ * proc_ns_contains() compares: by its inode, read by the engine, which
+ * sees the namespace of any process; or, where the engine's program cannot
+ * load, by its anchor (proc_ns_anchor()), which finds a process that
+ * entered the namespace with setns() (docker exec, nsenter) outside it,
+ * since its parent is. */
 typedef struct ProcNsRef {
         unsigned level;                 /* its depth below this /proc's namespace */
-        pid_t anchor;                   /* proc_ns_anchor() at that depth */
+        Engine *engine;                 /* inum is set: ask it about other processes */
+        uint32_t inum;                  /* the namespace's inode, 0 if by ancestry */
+        pid_t anchor;                   /* by ancestry: proc_ns_anchor() at that depth */
         uint64_t anchor_start;
 } ProcNsRef;
 
-int proc_ns_ref(pid_t pid, const ProcStatus *st, ProcNsRef *ret);
+/* start: pid's start time (scope_process()), read before st; the
+ * namespace is read only if pid still has it, so what st says and the
+ * namespace are one process's. e NULL: by ancestry. */
+int proc_ns_ref(Engine *e, pid_t pid, uint64_t start, const ProcStatus *st, ProcNsRef *ret);
 
-/* 1 if process pid (st) is in the namespace of ref or below it, 0 if not
- * (or if that cannot be told), negative errno on failure. Level 0 holds
- * everything this /proc shows. */
-int proc_ns_contains(const ProcNsRef *ref, pid_t pid, const ProcStatus *st);
+/* 1 if process pid (st, read after its start time was start: 0 if it was
+ * not read) is in the namespace of ref or below it, 0 if not (or if that
+ * cannot be told: pid changed hands meanwhile), negative errno on
+ * failure. Level 0 holds everything this /proc shows. */
+int proc_ns_contains(const ProcNsRef *ref, pid_t pid, uint64_t start, const ProcStatus *st);
 
 /* The process that is number nr in the namespace of ref (a pid the caller
  * gave, seen from its own namespace), as a pid seen from here: -ESRCH if

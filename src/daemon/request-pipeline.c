@@ -327,7 +327,7 @@ int manager_inject(Manager *m, const Caller *c, json_object *request, const int 
         if (r >= 0)
                 r = authorize_rate(m, c, &err);
         if (r >= 0)
-                r = resolve_scope(c, &p->req, &p->scope, &err);
+                r = resolve_scope(m->engine, c, &p->req, &p->scope, &err);
         if (r >= 0)
                 r = authorize_request(m, c, &p->req, &p->scope, &p->verdict, &p->explicit, &err);
         if (r < 0) {

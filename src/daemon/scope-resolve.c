@@ -34,11 +34,23 @@ static bool task_is_system(pid_t pid, const ProcStatus *st) {
 }
 
 /* 1: pid's uids all are check->uid and it is in check->ns or below;
- * 0: not; -ENOENT: gone. */
+ * 0: not; -ENOENT: gone. A task costs two small /proc reads and, for a
+ * caller in a nested pid namespace, one run of the engine's iterator over
+ * this task alone (engine_task_pidns()), so a walk costs at most
+ * CGROUP_WALK_MAX_TASKS of those, however many tasks the machine runs. */
 static int task_is_callers(TaskCheck *check, pid_t pid) {
         ProcStatus st;
+        uint64_t start = 0;
+        pid_t tgid;
         int r;
 
+        /* The start time first: proc_ns_contains() then knows that what
+         * it reads is of the process whose uids are read here. */
+        if (check->ns->level > 0) {
+                r = scope_process(pid, &tgid, &start);
+                if (r < 0)
+                        return r;
+        }
         r = proc_status_read(pid, &st);
         if (r < 0)
                 return r;
@@ -51,7 +63,7 @@ static int task_is_callers(TaskCheck *check, pid_t pid) {
                         check->other = st.uids[i];
                         return 0;
                 }
-        r = proc_ns_contains(check->ns, pid, &st);
+        r = proc_ns_contains(check->ns, pid, start, &st);
         if (r == 0)
                 check->other_pid = pid;
         return r;
@@ -137,15 +149,17 @@ int cgroup_only_uid(const char *path, uid_t uid, uid_t *ret_other) {
         return r;
 }
 
-/* The caller's pid namespace, as proc_ns_contains() compares it. */
-static int caller_ns(const Caller *c, ProcNsRef *ret) {
+/* The caller's pid namespace, as proc_ns_contains() compares it: read by
+ * the engine (e) if it can, else by ancestry. The caller's start time,
+ * taken when it was let in, makes sure the process read is the caller. */
+static int caller_ns(Engine *e, const Caller *c, ProcNsRef *ret) {
         ProcStatus st;
         int r;
 
         r = proc_status_read(c->pid, &st);
         if (r < 0)
                 return r;
-        return proc_ns_ref(c->pid, &st, ret);
+        return proc_ns_ref(e, c->pid, c->start_ticks, &st, ret);
 }
 
 /* Why a task set is not the caller's, for the refusal's message. */
@@ -160,7 +174,7 @@ static void describe_not_callers(const TaskCheck *check, char *buf, size_t n) {
                 snprintf(buf, n, "processes of another user (uid %u)", (unsigned) check->other);
 }
 
-static int resolve_own_cgroup(const Caller *c, ScopeResolution *s, InjectError *err) {
+static int resolve_own_cgroup(Engine *e, const Caller *c, ScopeResolution *s, InjectError *err) {
         _cleanup_free_ char *path = NULL;
         _cleanup_close_ int fd = -1;
         ProcNsRef ns = {};
@@ -186,7 +200,7 @@ static int resolve_own_cgroup(const Caller *c, ScopeResolution *s, InjectError *
                 return inject_error_set(err, -EPERM, INJECT_ERROR_SCOPE_NOT_OWNED,
                                         "Your process is in the root cgroup, which holds every process on the "
                                         "machine; ask for scope \"process\" instead");
-        r = caller_ns(c, &ns);
+        r = caller_ns(e, c, &ns);
         if (r >= 0) {
                 fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 r = fd < 0 ? negative_errno() : cgroup_tasks_callers(&check, fd);
@@ -203,7 +217,8 @@ static int resolve_own_cgroup(const Caller *c, ScopeResolution *s, InjectError *
         return 0;
 }
 
-static int resolve_explicit_cgroup(const Caller *c, const InjectRequest *req, ScopeResolution *s, InjectError *err) {
+static int resolve_explicit_cgroup(Engine *e, const Caller *c, const InjectRequest *req, ScopeResolution *s,
+                                   InjectError *err) {
         _cleanup_free_ char *host_path = NULL;
         _cleanup_close_ int own_fd = -1, reopened = -1;
         ProcNsRef ns = {};
@@ -284,7 +299,7 @@ static int resolve_explicit_cgroup(const Caller *c, const InjectRequest *req, Sc
         s->foreign = st.st_uid != c->uid || s->cgroup_level == 0;
         if (s->foreign)
                 return 0;
-        r = caller_ns(c, &ns);
+        r = caller_ns(e, c, &ns);
         if (r >= 0)
                 r = cgroup_tasks_callers(&check, fd);
         if (r < 0)
@@ -297,7 +312,8 @@ static int resolve_explicit_cgroup(const Caller *c, const InjectRequest *req, Sc
 /* Whether the process pid is the caller's own: its uids, its /proc files
  * (which root owns when it is not dumpable), its pid namespace.
  * The cheap reads first; 1 yes, 0 no (why says why), negative errno. */
-static int process_is_callers(const Caller *c, const ProcNsRef *ns, pid_t pid, char *why, size_t n) {
+static int process_is_callers(const Caller *c, const ProcNsRef *ns, pid_t pid, uint64_t start, char *why,
+                              size_t n) {
         ProcStatus st;
         uid_t owner;
         int r;
@@ -322,7 +338,7 @@ static int process_is_callers(const Caller *c, const ProcNsRef *ns, pid_t pid, c
                 snprintf(why, n, "it is not dumpable (setuid, or it made itself so)");
                 return 0;
         }
-        r = proc_ns_contains(ns, pid, &st);
+        r = proc_ns_contains(ns, pid, start, &st);
         if (r == 0)
                 snprintf(why, n, "it is outside your pid namespace");
         return r;
@@ -345,13 +361,14 @@ static int pidfd_resolve(const InjectRequest *req, pid_t *ret, InjectError *err)
         return 0;
 }
 
-static int resolve_process(const Caller *c, const InjectRequest *req, ScopeResolution *s, InjectError *err) {
+static int resolve_process(Engine *e, const Caller *c, const InjectRequest *req, ScopeResolution *s,
+                           InjectError *err) {
         ProcNsRef ns = {};
         pid_t pid = c->pid, tgid;
-        int mine, r;
+        int mine = 0, r;
 
         s->kind = INJECT_SCOPE_PROCESS;
-        r = caller_ns(c, &ns);
+        r = caller_ns(e, c, &ns);
         if (r < 0)
                 return inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE, "Cannot read your process %d: %s",
                                         (int) c->pid, strerror(-r));
@@ -371,9 +388,13 @@ static int resolve_process(const Caller *c, const InjectRequest *req, ScopeResol
         }
         s->pid = pid;
         snprintf(s->desc, sizeof(s->desc), "process:%d", (int) pid);
-        r = mine = process_is_callers(c, &ns, pid, s->why, sizeof(s->why));
+        /* The start time first: the checks below read pid after it, and
+         * whoever reads pid again with this start time (the namespace's
+         * reader here, the engine when it arms) knows that pid has not
+         * changed hands since. */
+        r = scope_process(pid, &tgid, &s->start_ticks);
         if (r >= 0)
-                r = scope_process(pid, &tgid, &s->start_ticks);
+                r = mine = process_is_callers(c, &ns, pid, s->start_ticks, s->why, sizeof(s->why));
         if (r == -ENOENT)
                 return inject_error_set(err, -ESRCH, INJECT_ERROR_BAD_SCOPE, "No process with pid %d",
                                         (int) (req->pid > 0 ? req->pid : pid));
@@ -399,19 +420,19 @@ static int resolve_process(const Caller *c, const InjectRequest *req, ScopeResol
         return 0;
 }
 
-int resolve_scope(const Caller *c, const InjectRequest *req, ScopeResolution *ret, InjectError *err) {
+int resolve_scope(Engine *e, const Caller *c, const InjectRequest *req, ScopeResolution *ret, InjectError *err) {
         ScopeResolution s = {};
         int r;
 
         switch (req->scope) {
         case REQUEST_SCOPE_OWN_CGROUP:
-                r = resolve_own_cgroup(c, &s, err);
+                r = resolve_own_cgroup(e, c, &s, err);
                 break;
         case REQUEST_SCOPE_CGROUP:
-                r = resolve_explicit_cgroup(c, req, &s, err);
+                r = resolve_explicit_cgroup(e, c, req, &s, err);
                 break;
         case REQUEST_SCOPE_PROCESS:
-                r = resolve_process(c, req, &s, err);
+                r = resolve_process(e, c, req, &s, err);
                 break;
         case REQUEST_SCOPE_GLOBAL:
                 s.kind = INJECT_SCOPE_GLOBAL;

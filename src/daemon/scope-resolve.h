@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "caller.h"
+#include "engine.h"
 #include "inject-error.h"
 #include "inject.h"
 #include "request.h"
@@ -35,7 +36,10 @@ typedef struct ScopeResolution {
         char why[160];          /* foreign: why, for a refusal's message ("" if nothing to add) */
 } ScopeResolution;
 
-int resolve_scope(const Caller *c, const InjectRequest *req, ScopeResolution *ret, InjectError *err);
+/* e reads which pid namespace a process is in (engine_task_pidns()); NULL,
+ * or an engine whose program cannot load, and the parent chain tells
+ * (process-info.h). */
+int resolve_scope(Engine *e, const Caller *c, const InjectRequest *req, ScopeResolution *ret, InjectError *err);
 
 /* How far the walk of a cgroup's subtree goes before it gives up and
  * counts the cgroup as not the caller's. */

@@ -32,6 +32,8 @@ struct Engine {
         bool caps_done;
         KernelProbe *probe;
         ScopeTagsProgram *tags_program; /* tags.bpf.c, held for the engine's lifetime (scope-tags.h) */
+        struct task_ns_bpf *task_ns;    /* task-ns.c's program, once loaded */
+        int task_ns_error;              /* ... or why it did not load */
 
         /* site-cache.c's */
         OwnedSite *owned;               /* sites we loaded: attached, or cached */
@@ -47,6 +49,9 @@ struct Engine {
         bool index_valid;
         bool index_changed;             /* slots taken or freed under the lock we hold */
 };
+
+/* Frees task-ns.c's program. */
+void engine_task_ns_free(Engine *e);
 
 /* libbpf's last warning or error, "" when it said nothing: the detail a
  * refusal from the kernel shows. */

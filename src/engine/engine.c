@@ -97,6 +97,7 @@ Engine *engine_free(Engine *e) {
         function_table_free(e->functions);
         kallsyms_cache_done(&e->kallsyms);
         kernel_probe_free(e->probe);
+        engine_task_ns_free(e);
         site_cache_free_all(e);
         scope_tags_program_free(e->tags_program);
         slot_index_done(&e->index);

@@ -197,6 +197,27 @@ void engine_site_stats(Engine *e, EngineSiteStats *ret);
 /* The shared ring buffer of struct inject_event, created if needed. */
 int engine_events_fd(Engine *e);
 
+/* A process's pid namespaces as the kernel holds them, read with a BPF task
+ * iterator (bpf/task-ns.bpf.c): /proc/PID/ns/pid would say the same only
+ * to whoever may ptrace the process. */
+#define ENGINE_PIDNS_LEVELS 33          /* the initial namespace and 32 nested ones */
+typedef struct EngineTaskPidns {
+        pid_t tgid;
+        uint64_t start_ticks;           /* its leader's start, as /proc/PID/stat field 22 */
+        unsigned level;                 /* of its own pid namespace (0: the initial one) */
+        uint32_t inum[ENGINE_PIDNS_LEVELS];     /* 0..level: its namespace at each level, by inode */
+        pid_t nr[ENGINE_PIDNS_LEVELS];          /* 0..level: its pid in each (NSpid) */
+} EngineTaskPidns;
+
+/* The pid namespaces of the thread group pid (a pid in the engine's pid
+ * namespace, the initial one). Loads the program on first use; once it
+ * failed to load, or the kernel showed it another task than the one asked
+ * (-EOPNOTSUPP: before 6.1, task iterators take no task), returns that
+ * error at once from then on. -ESRCH: no such thread group (a thread's id
+ * is not one). Each call runs the iterator over this one task: a few
+ * system calls, no walk of every task on the machine. */
+int engine_task_pidns(Engine *e, pid_t pid, EngineTaskPidns *ret);
+
 /* Resolves a kernel address back to a symbol name, for display. */
 const char *engine_symbol_name(Engine *e, uint64_t addr);
 

@@ -472,6 +472,12 @@ int engine_refresh_symbols(Engine *e) {
         return 0;
 }
 
+/* No kernel to read namespaces in: as if the program could not load, so
+ * the core tells them apart by ancestry, as on such a kernel. */
+int engine_task_pidns(Engine *e, pid_t pid, EngineTaskPidns *ret) {
+        return -EOPNOTSUPP;
+}
+
 /* ---- libbpf's ring buffer, over the fake's event queue ---- */
 
 struct ring_buffer {

@@ -34,7 +34,7 @@
 static int resolve(const Caller *c, InjectRequest req, ScopeResolution *s, InjectError *err) {
         *err = (InjectError) {};
         *s = (ScopeResolution) {};
-        return resolve_scope(c, &req, s, err);
+        return resolve_scope(NULL, c, &req, s, err);
 }
 
 /* ---- processes ---- */

@@ -97,9 +97,9 @@ static void test_own_namespaces(void) {
         ASSERT_OK(proc_dump_owner(getpid(), &owner));
         ASSERT_EQ(owner, geteuid());
 
-        ASSERT_OK(proc_ns_ref(getpid(), &st, &ref));
+        ASSERT_OK(proc_ns_ref(NULL, getpid(), 0, &st, &ref));
         ASSERT_EQ(ref.level, st.n_nspid - 1);
-        ASSERT_EQ(proc_ns_contains(&ref, getpid(), &st), 1);
+        ASSERT_EQ(proc_ns_contains(&ref, getpid(), 0, &st), 1);
         ASSERT_OK(proc_ns_translate(&ref, st.nspid[st.n_nspid - 1], &pid));
         ASSERT_EQ(pid, getpid());
 }
@@ -154,14 +154,14 @@ static void test_nested_namespaces(void) {
         ASSERT_OK(proc_status_read(b, &st_b));
         ASSERT_EQ(st_a.n_nspid, self.n_nspid + 1);
         ASSERT_EQ(st_a.nspid[st_a.n_nspid - 1], 1);
-        ASSERT_OK(proc_ns_ref(getpid(), &self, &ref_self));
-        ASSERT_OK(proc_ns_ref(a, &st_a, &ref_a));
+        ASSERT_OK(proc_ns_ref(NULL, getpid(), 0, &self, &ref_self));
+        ASSERT_OK(proc_ns_ref(NULL, a, 0, &st_a, &ref_a));
 
         /* Below us: ours. Above it, or beside it: not its. */
-        ASSERT_EQ(proc_ns_contains(&ref_self, a, &st_a), 1);
-        ASSERT_EQ(proc_ns_contains(&ref_a, a, &st_a), 1);
-        ASSERT_EQ(proc_ns_contains(&ref_a, getpid(), &self), 0);
-        ASSERT_EQ(proc_ns_contains(&ref_a, b, &st_b), 0);
+        ASSERT_EQ(proc_ns_contains(&ref_self, a, 0, &st_a), 1);
+        ASSERT_EQ(proc_ns_contains(&ref_a, a, 0, &st_a), 1);
+        ASSERT_EQ(proc_ns_contains(&ref_a, getpid(), 0, &self), 0);
+        ASSERT_EQ(proc_ns_contains(&ref_a, b, 0, &st_b), 0);
 
         /* pid 1 there is a; b is pid 1 too, in its own namespace only. */
         ASSERT_OK(proc_ns_translate(&ref_a, 1, &pid));
