@@ -65,7 +65,13 @@ for api in varlink bus; do
     assert_eq "ok ok ok" "$(cat "$work/$api-ns2.out")" "alice's process in a second namespace ($api)"
     summary=$(grep __x64_sys_getpgid "$work/$api-run.err")
     read -r _ matched injected _ <<<"$summary"
-    assert_eq 3 "$matched" "calls matched: the command's three, no bystander's ($api)"
+    # The command's second call is failed (times=1) and the daemon then
+    # removes the spent injection as soon as it reads that fault's event,
+    # which may be before or after the third call: that one is counted or
+    # not, by timing. A bystander's call would make it 4 or more (and its
+    # output not "ok ok ok", checked above).
+    [[ $matched == 2 || $matched == 3 ]] ||
+        fail "calls matched: expected the command's 2 or 3 (the third is counted only if it beat the spent injection's removal), no bystander's; saw '$matched' ($api)"
     assert_eq 1 "$injected" "faults injected ($api)"
     assert_eq 0 "$(injections_left)" "injections left after run ($api)"
 done
