@@ -124,6 +124,20 @@ wait_line_or_exit() {
     fail "waited ${secs}s for '$line' in '$file' from pid $pid in vain (still running)"
 }
 
+# refused_in_container NAME WHAT NEEDLE SCOPE-OPTION...: from a container
+# NAME, `inject` with SCOPE-OPTION (WHAT, for the messages) must be refused
+# with a message containing NEEDLE, and leave nothing armed (acceptance 3).
+refused_in_container() {
+    local name=$1 what=$2 needle=$3 out rc=0
+    shift 3
+    out=$(ctr_run "$name" /bin/injectctl inject __x64_sys_getpgid --error EACCES "$@" \
+        --for 60s --detach 2>&1) || rc=$?
+    ((rc != 0)) || fail "acceptance 3: $what (outside the container, $CTR_WHO) was accepted: '$out'"
+    assert_contains "$out" "$needle" "acceptance 3: the refusal of $what ($CTR_WHO)"
+    log "acceptance 3, $what of a process outside ($CTR_WHO): status $rc, '$out'"
+    assert_eq 0 "$(injections_left)" "acceptance 3: injections after $what"
+}
+
 # ctr_checks WORK: acceptance 1 to 5 for one runtime. WORK is a
 # scratch directory of the scenario's.
 ctr_checks() {
@@ -142,9 +156,16 @@ ctr_checks() {
     # namespaces give those names other meanings or none, and what they
     # would name on the host is not the job's. Each must be refused with
     # its reason and leave nothing armed.
-    # (The pid goes to a file our shell opens: the user may not write in
-    # $work.)
-    host_user /bin/sh -c 'echo $$; exec sleep 600' >"$work/outside.pid" &
+    # It starts in a cgroup of its own, never the root one (where root's
+    # scenario runs), whose path a container could not tell from its own
+    # cgroup namespace's root; host_user may move it on (alice: to her
+    # session). The pid goes to a file our shell opens: the user may not
+    # write in $work.
+    make_cgroup ctr-outside >/dev/null
+    (
+        echo "$BASHPID" >/sys/fs/cgroup/ctr-outside/cgroup.procs
+        host_user /bin/sh -c 'echo $$; exec sleep 600'
+    ) >"$work/outside.pid" &
     local outside_wrapper=$! outside opath i
     at_exit _kill_quietly "$outside_wrapper"
     for ((i = 0; i < CONTAINER_TIMEOUT * 10; i++)); do
@@ -155,21 +176,12 @@ ctr_checks() {
     done
     outside=$(cat "$work/outside.pid")
     [[ $outside =~ ^[0-9]+$ ]] || fail "acceptance 3: no pid from the outside process of $CTR_WHO (saw '$outside')"
-    opath=/sys/fs/cgroup$(cut -d: -f3 "/proc/$outside/cgroup")
-    rc=0
-    out=$(ctr_run foreign-pid /bin/injectctl inject __x64_sys_getpgid --error EACCES --pid "$outside" \
-        --for 60s --detach 2>&1) || rc=$?
-    ((rc != 0)) || fail "acceptance 3: --pid $outside (a process outside the container, $CTR_WHO) was accepted: '$out'"
-    assert_contains "$out" "$outside" "acceptance 3: the refusal of --pid $outside names the pid ($CTR_WHO)"
-    log "acceptance 3, --pid of a process outside ($CTR_WHO): status $rc, '$out'"
-    assert_eq 0 "$(injections_left)" "acceptance 3: injections after --pid of a process outside"
-    rc=0
-    out=$(ctr_run foreign-cgroup /bin/injectctl inject __x64_sys_getpgid --error EACCES --cgroup "$opath" \
-        --for 60s --detach 2>&1) || rc=$?
-    ((rc != 0)) || fail "acceptance 3: --cgroup $opath (the host's cgroup of a process outside the container, $CTR_WHO) was accepted: '$out'"
-    assert_contains "$out" "cgroup" "acceptance 3: the refusal of --cgroup $opath says what it refused ($CTR_WHO)"
-    log "acceptance 3, --cgroup of a process outside ($CTR_WHO): status $rc, '$out'"
-    assert_eq 0 "$(injections_left)" "acceptance 3: injections after --cgroup of a process outside"
+    # Its cgroup2 path ("0::"; nspawn may have mounted a named v1
+    # hierarchy too, which has lines of its own).
+    opath=/sys/fs/cgroup$(sed -n 's/^0:://p' "/proc/$outside/cgroup")
+    refused_in_container foreign-pid "--pid $outside" "$outside" --pid "$outside"
+    [[ $opath != /sys/fs/cgroup/ ]] || fail "acceptance 3: the outside process of $CTR_WHO is in the root cgroup"
+    refused_in_container foreign-cgroup "--cgroup $opath" "$opath" --cgroup "$opath"
     kill "$outside" 2>/dev/null || true
     wait "$outside_wrapper" 2>/dev/null || true
 

@@ -56,7 +56,7 @@ chown -R "$NSPAWN_BASE:$NSPAWN_BASE" "$work/root"
 
 # One cgroup per container name; nspawn leaves its payload and supervisor
 # cgroups below it empty when it exits, removed here children first.
-for name in probe job second sweep; do
+for name in probe job second sweep foreign-pid foreign-cgroup; do
     make_cgroup "nspawn-$name" >/dev/null
     at_exit _rmdir_below "/sys/fs/cgroup/nspawn-$name"
 done
@@ -70,7 +70,7 @@ ctr_run() {
     local name=$1
     shift
     (
-        echo "$BASHPID" >"/sys/fs/cgroup/nspawn-$name/cgroup.procs"
+        echo "$BASHPID" >"/sys/fs/cgroup/nspawn-$name/cgroup.procs" || exit 125
         exec systemd-nspawn -q -D "$work/root" --machine="injectd-$name" \
             --private-users="$NSPAWN_BASE:65536" --read-only --private-network \
             --register=no --keep-unit --pipe --bind="$SOCKET" -- "$@"
