@@ -44,7 +44,7 @@ daemon_setup() {
     "$POLKITD" --no-debug >>"$DAEMON_WORK/polkitd.log" 2>&1 &
     POLKITD_PID=$!
     at_exit kill "$POLKITD_PID"
-    wait_until 60 name_has_owner org.freedesktop.PolicyKit1
+    wait_until 120 name_has_owner org.freedesktop.PolicyKit1
     at_exit _show_daemon_log
 }
 
@@ -82,7 +82,7 @@ start_injectd() {
     INJECTD_PID=$!
     at_exit stop_injectd
     wait_until $((${#wrapper[@]} ? 600 : 60)) name_has_owner org.injectd.Injector1
-    wait_until 10 test -S "$SOCKET"
+    wait_until 120 test -S "$SOCKET"
     if ((${#wrapper[@]})); then
         wait_until 600 "$VARLINK_CALL" "$SOCKET" org.varlink.service.GetInfo
     fi

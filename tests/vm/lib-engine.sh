@@ -45,7 +45,7 @@ start_fixture() {
     exec {FIXTURE_FD}>"$fifo"
     rm -f "$fifo"
     # Blocked in read(2) (syscall 0): done with its start-up opens.
-    wait_until 10 grep -q '^0 ' "/proc/$FIXTURE_PID/syscall"
+    wait_until 120 grep -q '^0 ' "/proc/$FIXTURE_PID/syscall"
 }
 
 # release_fixture: let it run, wait for it, and set FIXTURE_RESULTS to its

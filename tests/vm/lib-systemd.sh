@@ -100,7 +100,7 @@ open_session() {
     systemd-run --quiet --scope --unit="$unit" --slice="user-$uid.slice" -- \
         setpriv --reuid="$user" --regid="$user" --init-groups --inh-caps=-all -- sleep infinity &
     at_exit systemctl stop "$unit"
-    wait_until 60 pgrep -u "$user" -x sleep
+    wait_until 120 pgrep -u "$user" -x sleep
     SESSION_SCOPE=/user.slice/user-$uid.slice/$unit
     assert_eq active "$(unit_state "$unit")" "$user's scope"
     [[ $(sed -n 's/^0:://p' "/proc/$(pgrep -u "$user" -x sleep)/cgroup") == "$SESSION_SCOPE" ]] ||
@@ -163,7 +163,7 @@ bob_cats_start() {
         done
         echo done' bash "$_bob_stop" >"$_bob_out" 2>&1 &
     _bob_pid=$!
-    wait_until 60 grep -q started "$_bob_out"
+    wait_until 120 grep -q started "$_bob_out"
 }
 bob_cats_stop() {
     local rc=0

@@ -163,6 +163,10 @@ assert_fails_with() {
 }
 
 # wait_until SECS CMD [ARG...]: poll CMD every 0.1 s until it succeeds.
+# SECS bounds only a wait for something that never comes: a passing test
+# returns as soon as CMD succeeds. Keep it generous (120 s and up): under
+# TCG on a loaded CI machine, a step that takes a second idle has taken
+# over ten (a load and verify, polkitd's first answer, a daemon's start).
 wait_until() {
     local secs=$1 i
     shift

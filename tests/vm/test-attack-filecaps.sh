@@ -78,7 +78,7 @@ for backend in fmod_ret kprobe; do
         done
         echo finished >&2' holder "$dir" "$out" "${runs[@]}"
     holder=$BG_PID
-    wait_until 60 grep -q '^ready' "$out/holder.err"
+    wait_until 120 grep -q '^ready' "$out/holder.err"
 
     id=$(as alice "$INJECTCTL" inject __x64_sys_getpgid --error EPERM --pid "$holder" --backend "$backend" \
         --for 10min --detach)

@@ -99,7 +99,7 @@ hot=$BG_PID
 hot_id=$(as alice "$INJECTCTL" inject __x64_sys_eventfd2 --error EPERM --pid "$hot" --for 10min --detach)
 [[ -n $hot_id ]] || fail "alice could not arm eventfd2 on her loop"
 start_as alice "$W/watch.json" "$W/watch.err" "$INJECTCTL" --varlink watch --json "$hot_id"
-wait_until 60 grep -q '"watching"' "$W/watch.json"
+wait_until 120 grep -q '"watching"' "$W/watch.json"
 touch "$W/go"
 wait_until 120 test -s "$W/counts"
 log "alice's loop runs on $ncpu CPUs ($ncpu threads), injection $hot_id"

@@ -64,7 +64,7 @@ armed "her own process" "$INJECTCTL" "${spec[@]}" --pid "$mine"
 
 # ---- a process of hers in another pid namespace
 start_as alice /dev/null /dev/null unshare --user --pid --fork sleep 1000
-wait_until 60 pgrep -P "$BG_PID" sleep
+wait_until 120 pgrep -P "$BG_PID" sleep
 other_ns=$(pgrep -P "$BG_PID" sleep)
 log "pid $other_ns (pid $(awk '/^NSpid/ { print $3 }' "/proc/$other_ns/status") in its namespace) runs in another pid namespace"
 refused "her process in another pid namespace" \

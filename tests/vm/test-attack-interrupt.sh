@@ -33,7 +33,7 @@ for backend in fmod_ret kprobe; do
     start_as alice /dev/null "$err" taskset -c 1 bash -c \
         'trap "echo own >/tmp/ic-own-$$" USR1; echo ready >&2; while :; do :; done'
     loop=$BG_PID
-    wait_until 60 grep -q '^ready' "$err"
+    wait_until 120 grep -q '^ready' "$err"
 
     id=$(as alice "$INJECTCTL" inject should_failslab --error ENOMEM --pid "$loop" --backend "$backend" \
         --for 10min --detach)
@@ -55,7 +55,7 @@ for backend in fmod_ret kprobe; do
 
     # The loop's own allocation still fails: the scope works.
     kill -USR1 "$loop"
-    wait_until 60 grep -q "Cannot allocate memory" "$err"
+    wait_until 120 grep -q "Cannot allocate memory" "$err"
     doc=$(as alice "$INJECTCTL" show "$id" --json)
     (($(jq -r .faults_injected <<<"$doc") > 0)) || fail "the loop's own allocation was not failed: $doc"
 

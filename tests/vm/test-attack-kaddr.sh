@@ -36,7 +36,7 @@ watch_start() {
     local -a t=()
     [[ $1 == varlink ]] && t=(--varlink)
     start_as alice "$2" "$2.err" "$INJECTCTL" "${t[@]}" watch --json
-    wait_until 60 grep -q '"watching"' "$2"
+    wait_until 120 grep -q '"watching"' "$2"
 }
 
 kptr=$(cat /proc/sys/kernel/kptr_restrict)
@@ -110,7 +110,7 @@ chmod 0666 "$DAEMON_WORK/go"
 start_as alice /dev/null "$w.holder" bash -c \
     'echo ready >&2; read -r _ <"$1"; exec "$2" eventfd 3' holder "$DAEMON_WORK/go" "$LOOP"
 holder=$BG_PID
-wait_until 60 grep -q '^ready' "$w.holder"
+wait_until 120 grep -q '^ready' "$w.holder"
 id=$(ictl inject should_failslab --error ENOMEM --pid "$holder" --times 1 --for 10min --detach)
 [[ -n $id ]] || fail "alice could not arm should_failslab on her process"
 sysctl -q kernel.kptr_restrict=2

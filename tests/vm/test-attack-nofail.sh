@@ -72,7 +72,7 @@ attack() {
         'echo ready >&2; while [[ ! -e $1 ]]; do sleep 0.1; done; shift; "$@" >/dev/null; echo "done $?" >&2' \
         _ "$go" "$@"
     pid=$BG_PID
-    wait_until 60 grep -q '^ready' "$err"
+    wait_until 120 grep -q '^ready' "$err"
 
     # shellcheck disable=SC2086 # value is an option and its argument
     id=$(as alice "$INJECTCTL" inject "$function" $value --caller "$caller" \

@@ -22,7 +22,7 @@ kill "$POLKITD_PID"
 wait "$POLKITD_PID" 2>/dev/null || true
 rm -f /usr/share/dbus-1/system-services/org.freedesktop.PolicyKit1.service
 busctl call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus ReloadConfig
-wait_until 60 eval '! name_has_owner org.freedesktop.PolicyKit1'
+wait_until 120 eval '! name_has_owner org.freedesktop.PolicyKit1'
 out=$(busctl call org.freedesktop.PolicyKit1 /org/freedesktop/PolicyKit1/Authority \
     org.freedesktop.DBus.Peer Ping 2>&1) && fail "polkit still answers: $out"
 log "polkit is gone: $out"

@@ -49,7 +49,7 @@ cg=$(make_cgroup ctr-alice)
 chown alice "$cg" "$cg/cgroup.procs"
 start_as alice /dev/null "$work/ctr.err" "${NS[@]}" sleep infinity
 runtime=$BG_PID
-wait_until 30 child_of "$runtime"
+wait_until 120 child_of "$runtime"
 ctr=$(child_of "$runtime")
 echo "$ctr" >"$cg/cgroup.procs"
 assert_eq "1" "$(awk '/^NSpid/ { print $3 }' "/proc/$ctr/status")" "the container's first process, as its namespace numbers it"
@@ -68,7 +68,7 @@ exec_job() {
         nsenter --target "$ctr" --user --pid --mount --preserve-credentials -- \
         sh -c 'while [ ! -e "$0" ]; do sleep 0.1; done; exec "$@"' "$gate" "$@"
     enter=$BG_PID
-    wait_until 30 child_of "$enter"
+    wait_until 120 child_of "$enter"
     job=$(child_of "$enter")
     [[ $(awk '/^NSpid/ { print NF }' "/proc/$job/status") == 3 ]] ||
         fail "the job $job is not in the container's pid namespace: $(grep NSpid "/proc/$job/status")"
@@ -132,10 +132,10 @@ refused_in_cgroup() {
 # cgroup: moved before, it would go back there.
 runs_sleep() { [[ $(cat "/proc/$1/comm" 2>/dev/null) == sleep ]]; }
 start_as alice /dev/null /dev/null sleep 1000
-wait_until 30 runs_sleep "$BG_PID"
+wait_until 120 runs_sleep "$BG_PID"
 refused_in_cgroup "her process outside the namespace" "$BG_PID"
 start_as alice /dev/null /dev/null "${NS[@]}" sleep 1000
-wait_until 30 child_of "$BG_PID"
+wait_until 120 child_of "$BG_PID"
 other=$(child_of "$BG_PID")
 refused_in_cgroup "her process in another namespace" "$other"
 

@@ -88,8 +88,8 @@ cp /etc/injectd/policy.d/10-injectd-default.json /etc/injectd/policy.d/40-insecu
 sed -i 's/injectd-default-/insecure-/' /etc/injectd/policy.d/40-insecure.json
 chmod 0666 /etc/injectd/policy.d/40-insecure.json
 kill -HUP "$INJECTD_PID"
-wait_until 10 grep -q "30-broken.json:3:" "$DAEMON_LOG"
-wait_until 10 grep -q "40-insecure.json.*writable" "$DAEMON_LOG"
+wait_until 120 grep -q "30-broken.json:3:" "$DAEMON_LOG"
+wait_until 120 grep -q "40-insecure.json.*writable" "$DAEMON_LOG"
 alive "a malformed and an insecure policy file"
 # The default rules still apply.
 id=$(vl alice org.injectd.Injector.Inject '{"function":"__x64_sys_openat","error":"ENOENT","comm":"cat","detach":true}' | jq -r .parameters.id)

@@ -39,7 +39,7 @@ load_pid=$!
 stop_load() { kill "$load_pid" 2>/dev/null || true; }
 at_exit stop_load
 busy() { (($(list_ids | wc -l) >= ${#survivors[@]} + 5)); }
-wait_until 60 busy
+wait_until 120 busy
 
 before=$(list_ids)
 log "$(wc -l <<<"$before") injections armed before the kill"

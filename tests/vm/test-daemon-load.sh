@@ -46,7 +46,7 @@ none_left() { [[ $(injections_left) == 0 ]]; }
 # of a first use) is in the baseline.
 "$LOAD" --dbus 2 --varlink 2 --iterations 2 "$SOCKET" >/dev/null
 as alice "$LOAD" --garbage 1 --hangup 1 --iterations 1 "$SOCKET" >/dev/null
-wait_until 30 none_left
+wait_until 120 none_left
 base_rss=$(daemon_rss)
 base_fds=$(daemon_fds)
 log "baseline after warm-up: RSS ${base_rss} kB, ${base_fds} fds"
@@ -82,7 +82,7 @@ grep -q "^varlink: $want checked answers, $want correct" "$DAEMON_WORK/load.out"
     fail "expected $want correct Varlink answers: $(cat "$DAEMON_WORK/load.out")"
 
 # The hang-ups' injections end with their connections (owner-gone).
-wait_until 30 none_left
+wait_until 120 none_left
 kill -0 "$INJECTD_PID" || fail "injectd died"
 "$VARLINK_CALL" "$SOCKET" org.injectd.Injector.GetCapabilities >/dev/null
 
@@ -90,7 +90,7 @@ kill -0 "$INJECTD_PID" || fail "injectd died"
 # injection gone, so any extra fd is a leak (a BPF link, map or program, a
 # socket, a pidfd).
 fds_back() { [[ $(daemon_fds) -le $base_fds ]]; }
-if ! (wait_until 10 fds_back) 2>/dev/null; then
+if ! (wait_until 120 fds_back) 2>/dev/null; then
     fail "fd count: baseline $base_fds, now $(daemon_fds): $(ls -l "/proc/$INJECTD_PID/fd" | tail -n +2)"
 fi
 # RSS: within 2 MiB of the baseline. glibc's malloc keeps freed memory in
@@ -120,6 +120,6 @@ fi
 stop_injectd
 our_maps() { bpftool map show 2>/dev/null | grep -E ' name (scopes|slots|site|events|stack_scratch|inject[^ ]*) ' || true; }
 no_maps() { [[ -z $(our_maps) ]]; }
-if ! (wait_until 5 no_maps) 2>/dev/null; then fail "BPF maps left: $(our_maps)"; fi
+if ! (wait_until 120 no_maps) 2>/dev/null; then fail "BPF maps left: $(our_maps)"; fi
 [[ ! -e /sys/fs/bpf/injectd ]] || fail "pins left after the daemon stopped: $(find /sys/fs/bpf/injectd)"
 finish

@@ -206,7 +206,7 @@ assert_eq 1 "$(prog_ids inject_fmod_ret | wc -l)" "cached programs after one fun
 cancel "$(inject __x64_sys_read fmod_ret "$FIXTURE_PID" '')"
 release_fixture
 one_left() { [[ $(prog_ids inject_fmod_ret | wc -l) == 1 ]]; }
-wait_until 5 one_left
+wait_until 120 one_left
 
 # Off: the program goes with its site, as before the cache.
 stop_injectd
@@ -220,7 +220,7 @@ release_fixture
 # The site and its program went; the tagging programs stay while the
 # daemon runs (RCU may take a moment to free a program).
 site_freed() { [[ -z $(prog_ids inject_fmod_ret) ]] && ! compgen -G "$PINS/*" >/dev/null; }
-wait_until 5 site_freed
+wait_until 120 site_freed
 expect_tags_held
 stop_injectd
 check_clean

@@ -15,7 +15,7 @@ doomed=$!
 hold_out=$(mktemp)
 "$ENGINE" arm __x64_sys_openat --error ENOENT --pid "$live" --for 10min --hold >"$hold_out" &
 holder=$!
-wait_until 20 grep -q '^armed ' "$hold_out"
+wait_until 120 grep -q '^armed ' "$hold_out"
 live_id=$(awk '/^armed/ {print $2}' "$hold_out")
 short_id=$(engine_arm open_ctree --error ENOMEM --global --for 2s)
 orphan_id=$(engine_arm security_file_open --error EACCES --pid "$doomed" --for 10min)

@@ -15,7 +15,7 @@ bash -c 'echo ready; until [[ -e $1 ]]; do :; done
          cat /etc/hostname; echo "child=$?"
          ( read -r _ </etc/hostname; echo "grandchild=$?" )' _ "$go" >"$out" 2>&1 &
 tree=$!
-wait_until 10 grep -q ready "$out"
+wait_until 120 grep -q ready "$out"
 
 id=$(engine_arm security_file_open --error EACCES --backend fmod_ret --pid "$tree" --for 5min)
 assert_eq fmod_ret "$(engine_field "$id" backend)" "backend"

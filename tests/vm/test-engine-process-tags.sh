@@ -21,7 +21,7 @@ tree() {
     bash "$TMP/$1.sh" >"$TMP/$1.out" 2>&1 &
     echo $! >"$TMP/$1.pid"
     TREE_PID=$!
-    wait_until 10 grep -q '^ready' "$TMP/$1.out"
+    wait_until 120 grep -q '^ready' "$TMP/$1.out"
 }
 go() { echo >"$TMP/$1.go"; }
 
@@ -128,14 +128,14 @@ tree stale
 stale_pid=$TREE_PID
 first=$(engine_arm __x64_sys_eventfd2 --error EMFILE --pid "$stale_pid" --for 5min)
 go stale
-wait_until 10 grep -q '^failed' "$TMP/orphan.out"
+wait_until 120 grep -q '^failed' "$TMP/orphan.out"
 assert_eq EMFILE "$(result orphan during)" "the orphan-to-be, forked in scope"
 orphan_ppid=$(awk '/^PPid:/ {print $2}' "/proc/$(cat "$TMP/orphan.pid")/status")
 [[ $orphan_ppid != "$stale_pid" ]] || fail "expected the orphan reparented away from $stale_pid"
 "$ENGINE" disarm "$first" >/dev/null
 second=$(engine_arm __x64_sys_eventfd2 --error EMFILE --pid "$stale_pid" --for 5min)
 go orphan
-wait_until 10 bash -c '(($(grep -c "^failed" "$1") == 2))' _ "$TMP/orphan.out"
+wait_until 120 bash -c '(($(grep -c "^failed" "$1") == 2))' _ "$TMP/orphan.out"
 assert_eq 0 "$(result orphan after)" "a task tagged for the ended injection, under the new one"
 go stale2
 wait "$stale_pid"
@@ -155,7 +155,7 @@ tree adopt
 hold_out=$(mktemp)
 "$ENGINE" arm __x64_sys_eventfd2 --error EMFILE --pid "$TREE_PID" --for 10min --hold >"$hold_out" &
 holder=$!
-wait_until 20 grep -q '^armed ' "$hold_out"
+wait_until 120 grep -q '^armed ' "$hold_out"
 id=$(awk '/^armed/ {print $2}' "$hold_out")
 kill -9 "$holder"
 wait "$holder" || true
@@ -185,7 +185,7 @@ tree second
 hold_out=$(mktemp)
 "$ENGINE" arm __x64_sys_getpgid --error ESRCH --pid "$first" --for 10min --hold >"$hold_out" &
 holder=$!
-wait_until 20 grep -q '^armed ' "$hold_out"
+wait_until 120 grep -q '^armed ' "$hold_out"
 id=$(engine_arm __x64_sys_eventfd2 --error EMFILE --pid "$TREE_PID" --for 10min)
 kill -TERM "$holder"
 wait "$holder" || fail "the held engine failed to disarm: $(cat "$hold_out")"

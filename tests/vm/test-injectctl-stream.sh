@@ -28,9 +28,9 @@ for api in dbus varlink; do
     start_as alice "$w.json" "$w.err" "$INJECTCTL" "${T[@]}" watch --json "$id"
     wpid=$BG_PID
     # Over D-Bus the first line comes once the stream is on.
-    wait_until 20 grep -q '"watching"' "$w.json"
+    wait_until 120 grep -q '"watching"' "$w.json"
     assert_eq "/etc/hostname: ENOENT" "$(as alice "$OPEN_REPORT" 0 /etc/hostname)" "the open under watch ($api)"
-    wait_until 20 bash -c "! kill -0 $wpid 2>/dev/null"
+    wait_until 120 bash -c "! kill -0 $wpid 2>/dev/null"
     rc=0
     wait "$wpid" || rc=$?
     assert_eq 0 "$rc" "watch's exit status once its injection ended ($api)"
@@ -47,10 +47,10 @@ for api in dbus varlink; do
     wpid=$BG_PID
     # The status line comes once the stream is on; a fault before it could
     # be missed.
-    wait_until 60 grep -q '^Watching' "$w.err"
+    wait_until 120 grep -q '^Watching' "$w.err"
     id=$(ictl "${T[@]}" inject __x64_sys_openat --error EACCES --comm open-report --times 1 --for 1min --detach)
     assert_eq "/etc/hostname: EACCES" "$(as alice "$OPEN_REPORT" 0 /etc/hostname)" "the open under watch ($api)"
-    wait_until 20 grep -q "$id fault" "$w.txt"
+    wait_until 120 grep -q "$id fault" "$w.txt"
     assert_contains "$(grep "$id fault" "$w.txt")" "(open-report) __x64_sys_openat -> -13" "watch's fault line ($api)"
     kill -INT "$wpid"
     rc=0
@@ -62,12 +62,12 @@ for api in dbus varlink; do
     start_as alice "$h.json" "$h.err" \
         "$INJECTCTL" "${T[@]}" inject __x64_sys_openat --error ENOENT --comm open-report --for 1min --json
     hpid=$BG_PID
-    wait_until 20 grep -q '"id"' "$h.json"
+    wait_until 120 grep -q '"id"' "$h.json"
     hid=$(head -1 "$h.json" | jq -r .id)
     for _ in 1 2; do
         assert_eq "/etc/hostname: ENOENT" "$(as alice "$OPEN_REPORT" 0 /etc/hostname)" "an open while held ($api)"
     done
-    wait_until 20 bash -c "jq -e 'select(.type == \"counters\" and .faults_injected == 2)' '$h.json' >/dev/null"
+    wait_until 120 bash -c "jq -e 'select(.type == \"counters\" and .faults_injected == 2)' '$h.json' >/dev/null"
     kill -INT "$hpid"
     rc=0
     wait "$hpid" || rc=$?
@@ -83,9 +83,9 @@ for api in dbus varlink; do
     start_as alice "$h.txt" "$h.err" \
         "$INJECTCTL" "${T[@]}" inject __x64_sys_openat --error ENOENT --comm open-report --for 1min
     hpid=$BG_PID
-    wait_until 20 grep -q "armed" "$h.txt"
+    wait_until 120 grep -q "armed" "$h.txt"
     assert_eq "/etc/hostname: ENOENT" "$(as alice "$OPEN_REPORT" 0 /etc/hostname)" "an open while held, text ($api)"
-    wait_until 20 grep -q "injected 1" "$h.txt"
+    wait_until 120 grep -q "injected 1" "$h.txt"
     kill -INT "$hpid"
     wait "$hpid" || fail "held inject (text, $api) exited $?: $(cat "$h.err")"
     assert_contains "$(tail -1 "$h.txt")" "Cancelled" "held inject's last text line ($api)"

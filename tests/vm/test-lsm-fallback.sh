@@ -56,7 +56,7 @@ mkfifo -m 0666 /tmp/fifo
 ) &
 run_pid=$!
 armed() { [[ $(injections_left) == 1 ]]; }
-wait_until 60 armed
+wait_until 120 armed
 inj=$("$VARLINK_CALL" "$SOCKET" org.injectd.Injector.ListInjections '{"all":true}' | jq -c '.parameters.injections[0]')
 assert_eq security_file_open "$(jq -r .function <<<"$inj")" "the armed injection's function"
 assert_eq fmod_ret "$(jq -r .backend <<<"$inj")" "the armed injection's backend"

@@ -165,7 +165,7 @@ ASAN_OPTIONS=detect_leaks=0 unshare --pid --fork --mount-proc sh -c '
     _ "$croot" "$VARLINK_CALL" "$SOCKET" "$inject_getpgid" "$cout" "$PYTHON" "$getpgid" &
 container=$!
 at_exit kill "$container"
-wait_until 60 test -s "$cout/done"
+wait_until 120 test -s "$cout/done"
 out=$(cat "$cout/inject")
 id=$(jq -r .parameters.id <<<"$out")
 [[ -n $id && $id != null ]] || fail "the container's root was refused: $out $(cat "$cout/inject.err")"

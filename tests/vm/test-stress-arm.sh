@@ -50,7 +50,7 @@ for ((i = 1; i <= CYCLES; i++)); do
         fail "cycle $i: Inject ($backend) was refused: $out"
     id=$(jq -er .parameters.id <<<"$out") || fail "cycle $i: Inject printed no id: $out"
     call Cancel "{\"id\":\"$id\"}" >/dev/null || fail "cycle $i: Cancel $id failed"
-    wait_until 60 site_gone
+    wait_until 120 site_gone
     if ((i % 5 == 0)); then
         call ReloadPolicy '{}' >/dev/null || fail "cycle $i: ReloadPolicy failed"
     fi
@@ -67,7 +67,7 @@ switches() { sed -n 's/^voluntary_ctxt_switches:[[:space:]]*//p' "/proc/$1/statu
 for pid in "${busy[@]}"; do
     kill -0 "$pid" 2>/dev/null || fail "busy caller $pid is gone: $(cat "$DAEMON_WORK"/busy*.out)"
     n=$(switches "$pid")
-    wait_until 60 test "$(switches "$pid")" -gt "$n"
+    wait_until 120 test "$(switches "$pid")" -gt "$n"
 done
 
 finish

@@ -57,8 +57,11 @@ assert_eq 0 "$(injections_left)" "injections left after the sweep"
 # 2. A program with two broken error paths: call 2 failing crashes it,
 # call 3 failing hangs it. Alice, over Varlink, --json.
 log "sweep __x64_sys_eventfd2:ENOMEM as alice over --varlink: a crash and a hang"
+# --timeout: the hung run costs all of it, and every other run (a tiny
+# sanitized program, under TCG, on a machine that may be loaded) must end
+# well within it; seconds idle, so 45 s leaves a wide margin.
 rc=0
-doc=$(as alice "$INJECTCTL" --varlink sweep --json --timeout 20s --fail __x64_sys_eventfd2:ENOMEM \
+doc=$(as alice "$INJECTCTL" --varlink sweep --json --timeout 45s --fail __x64_sys_eventfd2:ENOMEM \
     -- "$TARGET" --crash-at 2 --hang-at 3 4) || rc=$?
 assert_eq 1 "$rc" "sweep's exit status when a run crashed or hung"
 jq -e . <<<"$doc" >/dev/null || fail "sweep --json: not JSON: ${doc:0:300}"

@@ -89,7 +89,7 @@ start_loop() {
     LOOP_PID=$!
     exec {LOOP_FD}>"$fifo"
     rm -f "$fifo"
-    wait_until 30 grep -q '^0 ' "/proc/$LOOP_PID/syscall"
+    wait_until 120 grep -q '^0 ' "/proc/$LOOP_PID/syscall"
 }
 # release_loop: let it run; sets LOOP_RESULTS ("0" or an errno name per
 # call). Not in $(...): a subshell cannot wait for our child.
@@ -117,7 +117,7 @@ for backend in kprobe fmod_ret; do
     release_loop
     assert_eq "0 ENOENT 0" "$LOOP_RESULTS" "openat results under the $backend injection"
     "$INJECTCTL" cancel "$id" >/dev/null 2>&1 || true # done after one fault: it may be gone already
-    wait_until 10 no_site_pins
+    wait_until 120 no_site_pins
 done
 
 log "a caller filter (addresses from /proc/kallsyms: CAP_SYSLOG)"

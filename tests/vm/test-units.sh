@@ -158,7 +158,7 @@ show_logs() {
 at_exit show_logs
 
 has_child() { pgrep -P "$unshare_pid" >/dev/null; }
-wait_until 30 has_child
+wait_until 120 has_child
 sd_pid=$(pgrep -P "$unshare_pid")
 in_ns() { nsenter -t "$sd_pid" -p -m -- "$@"; }
 booted() { [[ $(in_ns systemctl is-system-running 2>/dev/null) == @(running|degraded) ]]; }
