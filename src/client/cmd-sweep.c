@@ -5,109 +5,27 @@
  * to CMD and to the kernel. */
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "duration.h"
 #include "event-watcher.h"
-#include "held-child.h"
+#include "fault-run.h"
 #include "injectctl.h"
 #include "json-build.h"
 #include "json-util.h"
 #include "kmsg.h"
-#include "pidfd-util.h"
-#include "spec-request.h"
 #include "time-util.h"
 
 #define SWEEP_MAX_DEFAULT 1000
 #define SWEEP_TIMEOUT_DEFAULT (30 * USEC_PER_SEC)
-#define SWEEP_FALLBACK_POLL_USEC (10 * 1000)          /* only without pidfds: wait_child() */
-#define SWEEP_EVENT_WAIT_USEC (2 * USEC_PER_SEC)   /* for a fault or removal event to arrive */
-#define SWEEP_OUTPUT_TAIL 2048                      /* bytes of CMD's output kept per run */
 #define SWEEP_STACK_SHOWN 3                         /* callers in the table */
 
-static volatile sig_atomic_t got_signal;
-
-static void on_signal(int sig) {
-        got_signal = sig;
-}
-
-typedef struct Output {
-        int fd;                 /* read end; -1 when closed */
-        char tail[SWEEP_OUTPUT_TAIL];
-        size_t len;
-} Output;
-
-static void output_read(Output *o) {
-        char buf[4096];
-        ssize_t n = -1;  /* read() not called yet: the fd was closed already */
-
-        while (o->fd >= 0 && (n = read(o->fd, buf, sizeof(buf))) != 0) {
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        if (errno != EAGAIN)
-                                o->fd = safe_close(o->fd);
-                        return;
-                }
-                /* Keep the last SWEEP_OUTPUT_TAIL bytes. */
-                if ((size_t) n >= sizeof(o->tail)) {
-                        memcpy(o->tail, buf + n - sizeof(o->tail), sizeof(o->tail));
-                        o->len = sizeof(o->tail);
-                        continue;
-                }
-                if (o->len + (size_t) n > sizeof(o->tail)) {
-                        size_t drop = o->len + (size_t) n - sizeof(o->tail);
-
-                        memmove(o->tail, o->tail + drop, o->len - drop);
-                        o->len -= drop;
-                }
-                memcpy(o->tail + o->len, buf, (size_t) n);
-                o->len += (size_t) n;
-        }
-        if (o->fd >= 0 && n == 0)
-                o->fd = safe_close(o->fd);
-}
-
-/* CMD prints what it likes: keep it printable ASCII so that the report
- * is valid UTF-8 JSON whatever it wrote. */
-static json_object *output_json(const Output *o) {
-        char s[SWEEP_OUTPUT_TAIL + 1];
-
-        for (size_t i = 0; i < o->len; i++) {
-                unsigned char ch = (unsigned char) o->tail[i];
-
-                s[i] = (ch == '\n' || ch == '\t' || (ch >= 0x20 && ch < 0x7f)) ? (char) ch : '?';
-        }
-        s[o->len] = 0;
-        return json_object_new_string(s);
-}
-
-typedef struct Run {
-        uint64_t n;
-        bool fired;
-        uint64_t calls_matched;
-        uint64_t faults_injected;       /* 1 when fired: times=1 */
-        uint64_t calls_guarded;         /* calls a guard kept from failing: no run is spent on them */
-        int exit_status;        /* -1: killed by a signal, or hung */
-        int signal;
-        bool hung;
-        bool exec_failed;
-        uint64_t duration_usec;
-        json_object *stack;     /* array of "symbol+0xoff", innermost first */
-        json_object *kernel;    /* array of {kind, message} */
-        json_object *output;
-} Run;
-
-static bool run_has_problem(const Run *r) {
+static bool run_has_problem(const FaultRun *r) {
         return r->hung || r->signal || json_object_array_length(r->kernel) > 0;
 }
 
@@ -123,18 +41,8 @@ static void on_kernel_trouble(const char *kind, const char *message, size_t len,
                 (void) report_error(NULL, -ENOMEM, "Cannot record a kernel log message");
 }
 
-static const char *signal_name(int sig, char *buf, size_t n) {
-        const char *abbrev = sigabbrev_np(sig);
-
-        if (abbrev)
-                snprintf(buf, n, "SIG%s", abbrev);
-        else
-                snprintf(buf, n, "%d", sig);
-        return buf;
-}
-
 /* A new object, or NULL when out of memory. */
-static json_object *run_json(const Run *r) {
+static json_object *run_json(const FaultRun *r) {
         json_object *o = NULL;
         char sig[32];
 
@@ -185,7 +93,7 @@ static void print_header(void) {
         printf("%6s  %-5s  %-9s  %-10s  %s\n", "N", "FIRED", "RESULT", "KERNEL", "INJECTED FROM");
 }
 
-static void print_row(const Run *r) {
+static void print_row(const FaultRun *r) {
         char result[32], kernel[32], callers[256], sig[32];
         size_t n_kernel = json_object_array_length(r->kernel);
 
@@ -216,208 +124,6 @@ static void progress(bool on, uint64_t n) {
         fflush(stderr);
 }
 
-/* The injection's last document: from ListInjections while it is armed
- * (then cancelled), else from the watcher's removal event. */
-static json_object *final_document(Transport *t, EventWatcher *w, const char *id) {
-        _cleanup_json_ json_object *list = NULL;
-        json_object *doc;
-        int r;
-
-        if (transport_list_injections(t, false, &list) >= 0 && (doc = injection_find(list, id))) {
-                json_object_get(doc);
-                r = transport_cancel(t, id);
-                if (r >= 0 || (r == -EREMOTEIO && strcmp(transport_error_name(t), "NoSuchInjection") == 0))
-                        return doc;
-                json_object_put(doc);
-                return NULL;
-        }
-        /* Exhausted (times=1): the removal event has the final counters;
-         * it may trail the list, which came over another connection. */
-        return event_watcher_wait_removed(w, id, SWEEP_EVENT_WAIT_USEC);
-}
-
-static json_object *fault_stack(EventWatcher *w, const char *id) {
-        _cleanup_json_ json_object *ev = event_watcher_wait_first_fault(w, id, SWEEP_EVENT_WAIT_USEC);
-        json_object *stack;
-
-        /* No event in time, or a daemon that sends no stacks: none. */
-        if (ev && json_get_array(ev, "stack", &stack) >= 0)
-                return json_object_get(stack);
-        return json_object_new_array();
-}
-
-/* Waits for CMD's exit, reading its output, until deadline
- * (CLOCK_MONOTONIC) or SIGINT/SIGTERM. Every wake-up is an event: the
- * pidfd turns readable when CMD exits, the pipe when it writes, ppoll()'s
- * timeout is the deadline itself, and the signals are blocked but in
- * ppoll(), so one that comes between the check of got_signal and the
- * wait still ends the wait. Without pidfd_open() (kernels before 5.3)
- * nothing tells of the exit of a CMD that closed its output, so the wait
- * is cut into SWEEP_FALLBACK_POLL_USEC slices there only. Returns 1 when
- * CMD exited (*status), 0 when the deadline passed, -EINTR on a signal,
- * another -errno on failure. */
-static int wait_child(pid_t pid, Output *out, uint64_t deadline, int *status) {
-        _cleanup_close_ int pidfd = pidfd_open_pid(pid);
-        sigset_t block, old_mask;
-        int r;
-
-        sigemptyset(&block);
-        sigaddset(&block, SIGINT);
-        sigaddset(&block, SIGTERM);
-        (void) sigprocmask(SIG_BLOCK, &block, &old_mask);
-        for (;;) {
-                struct pollfd fds[2] = {
-                        { .fd = pidfd, .events = POLLIN },
-                        { .fd = out->fd, .events = POLLIN },
-                };
-                pid_t p = waitpid(pid, status, WNOHANG);
-                uint64_t now, left;
-                struct timespec ts;
-
-                if (p == pid) {
-                        r = 1;
-                        break;
-                }
-                if (p < 0 && errno != EINTR) {
-                        r = -errno;
-                        break;
-                }
-                output_read(out);
-                if (got_signal) {
-                        r = -EINTR;
-                        break;
-                }
-                now = now_usec(CLOCK_MONOTONIC);
-                if (now >= deadline) {
-                        r = 0;
-                        break;
-                }
-                left = deadline - now;
-                if (pidfd < 0 && left > SWEEP_FALLBACK_POLL_USEC)
-                        left = SWEEP_FALLBACK_POLL_USEC;
-                ts = (struct timespec) { .tv_sec = (time_t) (left / USEC_PER_SEC),
-                                         .tv_nsec = (long) (left % USEC_PER_SEC) * 1000L };
-                (void) ppoll(fds, 2, &ts, &old_mask);
-        }
-        (void) sigprocmask(SIG_SETMASK, &old_mask, NULL);
-        return r;
-}
-
-/* One run with call n+1 failing. Returns 0 and fills *run, or an exit
- * code (> 0) after printing why the sweep cannot go on. */
-static int sweep_one(Transport *t, EventWatcher **watcher, int kmsg_fd, const FailSpec *spec, char **cmd,
-                     uint64_t n, uint64_t timeout, Run *run) {
-        _cleanup_free_ char *id = NULL;
-        _cleanup_json_ json_object *req = NULL, *doc = NULL;
-        EventWatcher *w;
-        HeldChild child = HELD_CHILD_NULL;
-        Output out = { .fd = -1 };
-        FailSpec s = *spec;
-        uint64_t start, deadline;
-        int pipefd[2], status = 0, exec_errno = 0, r, ret = 0;
-
-        *run = (Run) { .n = n, .exit_status = -1, .kernel = json_object_new_array() };
-        if (pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) < 0)
-                return report_error(NULL, -errno, "Cannot make a pipe");
-        r = held_child_spawn(cmd, true, pipefd[1], &child);
-        (void) close(pipefd[1]);
-        out.fd = pipefd[0];
-        if (r < 0) {
-                (void) safe_close(out.fd);
-                return report_error(NULL, r, "Cannot start the command");
-        }
-
-        s.has_after = true;
-        s.after = n;
-        s.times = 1;
-        req = fail_spec_request(t, &s, child.pid, 0);
-        if (!req) {
-                ret = report_error(NULL, -ENOMEM, "Out of memory");
-                goto kill;
-        }
-        r = transport_inject(t, req, &id, NULL, NULL);
-        if (r < 0) {
-                fprintf(stderr, "injectctl: --fail '%s': ", spec->function);
-                ret = report_inject_error(t, r, spec->function);
-                goto kill;
-        }
-
-        /* The events' side channel, once: connecting before the first
-         * Inject would start injectd by its socket rather than by the
-         * transport the user chose; no fault comes before the release. */
-        if (n == 0) {
-                r = event_watcher_start(arg_varlink_path, watcher);
-                if (r < 0)
-                        fprintf(stderr, "injectctl: Cannot follow injectd's events on its Varlink socket (%s): "
-                                "the report will have no kernel stacks.\n", strerror(-r));
-        }
-        w = *watcher;
-
-        start = now_usec(CLOCK_MONOTONIC);
-        r = held_child_release(&child, &exec_errno);
-        if (r < 0 || exec_errno) {
-                fprintf(stderr, "injectctl: Cannot execute '%s': %s\n", cmd[0], strerror(r < 0 ? -r : exec_errno));
-                run->exec_failed = true;
-                ret = 127;
-                goto kill;
-        }
-        deadline = start + timeout;
-        r = wait_child(child.pid, &out, deadline, &status);
-        if (r == -EINTR)
-                goto kill;
-        if (r < 0) {
-                ret = report_error(NULL, r, "Cannot wait for the command");
-                goto kill;
-        }
-        run->hung = r == 0;
-        run->duration_usec = now_usec(CLOCK_MONOTONIC) - start;
-        if (!run->hung) {
-                if (WIFSIGNALED(status))
-                        run->signal = WTERMSIG(status);
-                else
-                        run->exit_status = exit_code_from_status(status);
-        }
-        /* Whatever CMD left running (or all of it, when it hung) goes now. */
-        (void) kill(-child.pid, SIGKILL);
-        if (run->hung)
-                held_child_kill(&child, true);
-        held_child_done(&child);
-        output_read(&out);
-
-        doc = final_document(t, w, id);
-        if (doc) {
-                (void) json_get_u64(doc, "calls_matched", 0, UINT64_MAX, &run->calls_matched);
-                (void) json_get_u64(doc, "faults_injected", 0, UINT64_MAX, &run->faults_injected);
-                (void) json_get_u64(doc, "calls_guarded", 0, UINT64_MAX, &run->calls_guarded);
-                run->fired = run->faults_injected > 0;
-        }
-        run->stack = run->fired ? fault_stack(w, id) : json_object_new_array();
-        event_watcher_forget(w, id);
-        if (kmsg_fd >= 0)
-                (void) kmsg_drain(kmsg_fd, on_kernel_trouble, run->kernel);
-        run->output = output_json(&out);
-        (void) safe_close(out.fd);
-        if (!doc) {
-                fprintf(stderr, "injectctl: Cannot read the counters of injection %s\n", id);
-                return EXIT_REFUSED;
-        }
-        return 0;
-
-kill:
-        held_child_kill(&child, true);
-        if (id)
-                (void) transport_cancel(t, id);
-        (void) safe_close(out.fd);
-        return ret;
-}
-
-static void run_clear(Run *r) {
-        json_object_put(r->stack);
-        json_object_put(r->kernel);
-        json_object_put(r->output);
-        *r = (Run) {};
-}
-
 enum {
         ARG_FAIL = ARG_COMMAND_BASE,
         ARG_MAX,
@@ -434,13 +140,13 @@ int cmd_sweep(int argc, char **argv) {
                 GLOBAL_OPTIONS
         };
         _cleanup_(transport_freep) Transport *t = NULL;
-        _cleanup_(event_watcher_freep) EventWatcher *w = NULL;
+        _cleanup_(fault_runner_done) FaultRunner runner = {};
         _cleanup_(fail_spec_freep) FailSpec *spec = NULL;
         _cleanup_json_ json_object *report = NULL, *runs = NULL, *problems = NULL;
         _cleanup_close_ int kmsg_fd = -1;
         const char *report_path = NULL, *stopped = "max", *spec_text = NULL;
         uint64_t max = SWEEP_MAX_DEFAULT, timeout = SWEEP_TIMEOUT_DEFAULT, n, n_fired = 0;
-        struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
+        struct sigaction old_int, old_term;
         bool tty = isatty(STDERR_FILENO) && !arg_json;
         int c, r, ret;
 
@@ -494,6 +200,8 @@ int cmd_sweep(int argc, char **argv) {
         r = connect_daemon(&t);
         if (r < 0)
                 return -r;
+        runner.t = t;
+        runner.timeout = timeout;
         r = kmsg_open(&kmsg_fd);
         if (r < 0)
                 fprintf(stderr, "injectctl: Cannot read the kernel log (/dev/kmsg: %s): kernel warnings, BUGs "
@@ -505,24 +213,25 @@ int cmd_sweep(int argc, char **argv) {
         if (!runs || !problems)
                 return report_error(NULL, -ENOMEM, "Out of memory");
 
-        (void) sigaction(SIGINT, &sa, &old_int);
-        (void) sigaction(SIGTERM, &sa, &old_term);
+        fault_run_catch_signals(&old_int, &old_term);
         if (!arg_json)
                 print_header();
         ret = 0;
         for (n = 0; n < max; n++) {
-                Run run;
+                FaultRun run;
 
                 progress(tty, n);
-                r = sweep_one(t, &w, kmsg_fd, spec, argv + optind, n, timeout, &run);
+                r = fault_run_one(&runner, spec, argv + optind, n, &run);
+                if (r == 0 && kmsg_fd >= 0)
+                        (void) kmsg_drain(kmsg_fd, on_kernel_trouble, run.kernel);
                 progress(tty, UINT64_MAX);
-                if (got_signal) {
-                        run_clear(&run);
+                if (fault_run_got_signal) {
+                        fault_run_clear(&run);
                         stopped = "interrupted";
                         break;
                 }
                 if (r != 0) {
-                        run_clear(&run);
+                        fault_run_clear(&run);
                         ret = r;
                         stopped = "error";
                         break;
@@ -533,7 +242,7 @@ int cmd_sweep(int argc, char **argv) {
                 if (r >= 0 && run_has_problem(&run))
                         r = json_append(problems, json_object_new_uint64(n));
                 if (r < 0) {
-                        run_clear(&run);
+                        fault_run_clear(&run);
                         ret = report_error(NULL, r, "Cannot record the run");
                         stopped = "error";
                         break;
@@ -543,13 +252,13 @@ int cmd_sweep(int argc, char **argv) {
                 /* Call n+1 was not reached: no later call will be either. */
                 if (!run.fired) {
                         stopped = run.calls_matched <= n ? "not-reached" : "not-fired";
-                        run_clear(&run);
+                        fault_run_clear(&run);
                         break;
                 }
-                run_clear(&run);
+                fault_run_clear(&run);
         }
-        (void) sigaction(SIGINT, &old_int, NULL);
-        (void) sigaction(SIGTERM, &old_term, NULL);
+        fault_run_restore_signals(&old_int, &old_term);
+
 
         r = json_build_object(&report,
                               JSON_PAIR_OBJECT("command", json_new_strv((const char *const *) argv + optind,
@@ -559,7 +268,7 @@ int cmd_sweep(int argc, char **argv) {
                               JSON_PAIR_U64("max", max),
                               JSON_PAIR_U64("timeout_usec", timeout),
                               JSON_PAIR_BOOL("kernel_log_checked", kmsg_fd >= 0),
-                              JSON_PAIR_BOOL("stacks", w != NULL),
+                              JSON_PAIR_BOOL("stacks", runner.watcher != NULL),
                               JSON_PAIR_STRING("stopped", stopped),
                               JSON_PAIR_REF("runs", runs),
                               JSON_PAIR_REF("problems", problems),
@@ -596,7 +305,7 @@ int cmd_sweep(int argc, char **argv) {
 
         if (ret != 0)
                 return ret;
-        if (got_signal)
+        if (fault_run_got_signal)
                 return 130;
         return json_object_array_length(problems) > 0 ? EXIT_REFUSED : 0;
 }

@@ -43,6 +43,11 @@ struct Engine {
         EngineSiteStats stats;
         EnginePhases phases;            /* the arm under way's (arm.c, site.c) */
 
+        /* observe.c's: the roots of live observations, which count as
+         * live process-scope roots (scope-roots.c) */
+        ScopeRoot *observe_roots;
+        size_t n_observe_roots;
+
         /* engine-index.c's: where the pinned injections are */
         SlotIndex index;
         uint64_t index_gen;             /* the pins' generation it shows */

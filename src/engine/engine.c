@@ -98,6 +98,7 @@ Engine *engine_free(Engine *e) {
         kallsyms_cache_done(&e->kallsyms);
         kernel_probe_free(e->probe);
         engine_task_ns_free(e);
+        free(e->observe_roots);
         site_cache_free_all(e);
         scope_tags_program_free(e->tags_program);
         slot_index_done(&e->index);

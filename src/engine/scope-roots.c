@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/random.h>
 
 #include "cleanup.h"
 #include "engine-internal.h"
@@ -59,6 +60,12 @@ static int collect_roots(Engine *e, ScopeRootSet *ret) {
                 if (r < 0)
                         return r;
         }
+        /* Observations' roots are live too, though no slot names them. */
+        for (size_t i = 0; i < e->n_observe_roots; i++) {
+                r = root_set_put(&s, &e->observe_roots[i], false);
+                if (r < 0)
+                        return r;
+        }
         *ret = s;
         s = (ScopeRootSet) {};
         return 0;
@@ -107,4 +114,46 @@ int scope_roots_sync(Engine *e) {
         if (r < 0)
                 return r;
         return scope_roots_apply(e, &s);
+}
+
+int scope_roots_add_observer(Engine *e, pid_t pid, uint64_t start_ticks, uint64_t *ret_tag) {
+        _cleanup_(scope_root_set_done) ScopeRootSet s = {};
+        ScopeRoot root = { .tgid = (uint32_t) pid, .start_ticks = start_ticks }, *v;
+        int r;
+
+        r = collect_roots(e, &s);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < s.n; i++)
+                if (s.v[i].tgid == root.tgid && s.v[i].start_ticks == start_ticks)
+                        root.tag = s.v[i].tag;
+        /* A new root: a random tag no task carries, never 0 (which ends a
+         * task's list). Injections' tags are their ids, drawn alike. */
+        while (!root.tag)
+                if (getrandom(&root.tag, sizeof(root.tag), 0) != sizeof(root.tag))
+                        return errno ? -errno : -EIO;
+        v = realloc(e->observe_roots, (e->n_observe_roots + 1) * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        e->observe_roots = v;
+        e->observe_roots[e->n_observe_roots++] = root;
+        r = root_set_put(&s, &root, true);
+        if (r >= 0)
+                r = scope_roots_apply(e, &s);
+        if (r < 0) {
+                e->n_observe_roots--;
+                (void) scope_roots_sync(e);
+                return r;
+        }
+        *ret_tag = root.tag;
+        return 0;
+}
+
+int scope_roots_remove_observer(Engine *e, pid_t pid, uint64_t start_ticks) {
+        for (size_t i = 0; i < e->n_observe_roots; i++)
+                if (e->observe_roots[i].tgid == (uint32_t) pid && e->observe_roots[i].start_ticks == start_ticks) {
+                        e->observe_roots[i] = e->observe_roots[--e->n_observe_roots];
+                        break;
+                }
+        return scope_roots_sync(e);
 }

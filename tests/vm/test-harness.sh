@@ -108,6 +108,12 @@ assert_eq 125 "$rc" "exit status without a kernel"
 rc=0
 INJECTD_VM_ALLOW_SKIP=1 "$run" --kernel "$tmp/none" -- true >"$tmp/out" 2>"$tmp/err" || rc=$?
 assert_eq 77 "$rc" "exit status without a kernel when skipping is allowed"
+# --append takes one kernel argument: blanks would split it on the kernel's
+# command line, so it is refused before anything boots.
+rc=0
+"$run" --append 'kasan_multi_shot two' -- true >"$tmp/out" 2>"$tmp/err" || rc=$?
+assert_eq 125 "$rc" "exit status of --append with a blank"
+assert_contains "$(cat "$tmp/err")" "--append wants one kernel argument" "message of --append with a blank"
 
 # 6. A kernel that does not boot is a harness error, not a test result.
 log "unbootable kernel"

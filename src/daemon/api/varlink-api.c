@@ -73,6 +73,18 @@ const char varlink_injector_description[] =
         "\n"
         "method ReloadPolicy(interactive: ?bool) -> ()\n"
         "\n"
+        "# With more: count, failing nothing, the calls a process tree of the\n"
+        "# caller's (default: the caller) makes to functions the policy lets\n"
+        "# it fail, and from how many kernel stacks. The first reply has\n"
+        "# observing; the last, once the tree's root exits or duration_usec\n"
+        "# passes, has functions and ended.\n"
+        "method Observe(\n"
+        "  functions: []string,\n"
+        "  pid: ?int,\n"
+        "  pidfd: ?int,\n"
+        "  duration_usec: ?int\n"
+        ") -> (observing: ?object, functions: ?[]object, ended: ?string)\n"
+        "\n"
         "error NotInjectable (message: string)\n"
         "error BadValue (message: string)\n"
         "error BackendUnavailable (message: string)\n"
@@ -205,6 +217,25 @@ static int check_keys(VarlinkConn *c, json_object *params, const char *const *ke
         snprintf(msg, sizeof(msg), "Unknown key '%.64s'", unknown ?: "?");
         (void) reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, msg);
         return -EINVAL;
+}
+
+static int method_observe(VarlinkConn *c, json_object *params, VarlinkMethodFlags flags, void *userdata) {
+        const Caller *caller = conn_caller(c);
+        int fds[REQUEST_FDS_MAX];
+        size_t n_fds = varlink_conn_n_fds(c);
+        InjectError err = {};
+        int r;
+
+        if (!(flags & VARLINK_METHOD_MORE))
+                return varlink_error(c, VARLINK_ERROR_EXPECTED_MORE, NULL);
+        if (!caller)
+                return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, "Cannot identify the caller");
+        for (size_t i = 0; i < n_fds && i < REQUEST_FDS_MAX; i++)
+                fds[i] = varlink_conn_peek_fd(c, i);
+        r = varlink_observe_start(userdata, c, caller, params, fds, n_fds < REQUEST_FDS_MAX ? n_fds : REQUEST_FDS_MAX, &err);
+        if (r < 0 && !err.name)
+                inject_error_set(&err, r, INJECT_ERROR_UNAVAILABLE, "%s", strerror(-r));
+        return r < 0 ? reply_error(c, &err) : 0;
 }
 
 static int method_cancel(VarlinkConn *c, json_object *params, VarlinkMethodFlags flags, void *userdata) {
@@ -395,6 +426,7 @@ static void on_disconnect(VarlinkServer *s, VarlinkConn *c, void *userdata) {
         VarlinkOwned *o;
 
         varlink_watch_remove(v, c);
+        varlink_observe_remove(v, c);
         if (!v->stopping) {
                 manager_requester_gone(v->manager, c);
                 /* Removing one may remove entries of the list: start over each time. */
@@ -514,6 +546,7 @@ VarlinkApi *varlink_api_free(VarlinkApi *v) {
         v->stopping = true;
         varlink_server_free(v->server);
         varlink_watch_remove(v, NULL);
+        varlink_observe_remove(v, NULL);
         /* Their connections are gone: no owned_forget(), which touches them. */
         while (v->owned) {
                 VarlinkOwned *o = v->owned;
@@ -558,7 +591,8 @@ int varlink_api_new(Manager *m, VarlinkApi **ret) {
             (r = varlink_server_bind_method(v->server, IFACE ".ListInjections", method_list_injections, v)) < 0 ||
             (r = varlink_server_bind_method(v->server, IFACE ".Cancel", method_cancel, v)) < 0 ||
             (r = varlink_server_bind_method(v->server, IFACE ".Watch", method_watch, v)) < 0 ||
-            (r = varlink_server_bind_method(v->server, IFACE ".ReloadPolicy", method_reload_policy, v)) < 0)
+            (r = varlink_server_bind_method(v->server, IFACE ".ReloadPolicy", method_reload_policy, v)) < 0 ||
+            (r = varlink_server_bind_method_fds(v->server, IFACE ".Observe", REQUEST_FDS_MAX, method_observe, v)) < 0)
                 return log_error_errno(r, "Failed to bind Varlink methods: %m");
         r = varlink_server_set_disconnect_callback(v->server, on_disconnect, v);
         if (r < 0)

@@ -11,6 +11,7 @@
 
 typedef struct VarlinkWatcher VarlinkWatcher;
 typedef struct VarlinkOwned VarlinkOwned;
+typedef struct VarlinkObserve VarlinkObserve;
 
 typedef struct VarlinkApi {
         Manager *manager;
@@ -19,6 +20,7 @@ typedef struct VarlinkApi {
         OwnerTracker tracker;
         VarlinkWatcher *watchers;       /* Watch streams */
         VarlinkOwned *owned;            /* injections whose requester is still connected */
+        VarlinkObserve *observes;       /* Observe calls under way (varlink-observe.c) */
         bool stopping;                  /* being freed: disconnections are not the requesters' doing */
 } VarlinkApi;
 
@@ -33,3 +35,10 @@ int varlink_watch_add(VarlinkApi *v, VarlinkConn *c, const Caller *caller, json_
 void varlink_watch_remove(VarlinkApi *v, VarlinkConn *c);
 /* Sends event to the streams that follow inj. */
 void varlink_watch_send(VarlinkApi *v, Injection *inj, json_object *event);
+
+/* Observe calls (varlink-observe.c): starts one for c and sends its first
+ * reply; a refusal is left in err for the caller to send. */
+int varlink_observe_start(VarlinkApi *v, VarlinkConn *c, const Caller *caller, json_object *params,
+                          const int *fds, size_t n_fds, InjectError *err);
+/* Ends c's (all with c NULL), without a last reply. */
+void varlink_observe_remove(VarlinkApi *v, VarlinkConn *c);

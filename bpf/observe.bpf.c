@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The observe program (observe.h): attached with one kprobe.multi link to
+ * every function of an observation, it counts the calls the observed
+ * process tree makes, per function and per distinct kernel stack, and fails
+ * nothing. The tree is a process-scope root's tag (inject.h, struct
+ * inject_tag), kept on its tasks by tags.bpf.c as for injections; a caller
+ * outside it pays one task-storage lookup that misses. */
+
+#include "vmlinux-min.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "inject.h"
+#include "observe.h"
+#include "in-task.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by the engine between open and load: the observed root's tag. */
+const volatile __u64 observe_tag = 0;
+
+/* The engine's: the map the tagging programs keep. */
+#include "task-tags.bpf.h"
+
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, OBSERVE_MAX_FUNCTIONS);
+        __type(key, __u64);
+        __type(value, struct observe_count);
+} counts SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_STACK_TRACE);
+        __uint(max_entries, OBSERVE_MAX_STACKS);
+        __uint(key_size, sizeof(__u32));
+        __uint(value_size, OBSERVE_STACK_DEPTH * sizeof(__u64));
+} stacks SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, OBSERVE_MAX_PAIRS);
+        __type(key, struct observe_pair_key);
+        __type(value, struct observe_pair);
+} pairs SEC(".maps");
+
+static __always_inline int observed(void)
+{
+        struct inject_tag *tag = bpf_task_storage_get(&task_tags, bpf_get_current_task_btf(), 0, 0);
+
+        if (!tag)
+                return 0;
+        for (int i = 0; i < INJECT_MAX_TAGS; i++) {
+                if (!tag->tags[i])
+                        return 0;
+                if (tag->tags[i] == observe_tag)
+                        return 1;
+        }
+        return 0;
+}
+
+SEC("kprobe.multi")
+int observe_call(struct pt_regs *ctx)
+{
+        struct observe_count zero = {}, *c;
+        struct observe_pair_key key = {};
+        struct observe_pair first = {}, *p;
+        __u64 ip, n;
+
+        if (!observed() || !in_task_context())
+                return 0;
+        ip = bpf_get_func_ip(ctx);
+        c = bpf_map_lookup_elem(&counts, &ip);
+        if (!c) {
+                (void) bpf_map_update_elem(&counts, &ip, &zero, BPF_NOEXIST);
+                c = bpf_map_lookup_elem(&counts, &ip);
+                if (!c)
+                        return 0;
+        }
+        n = __sync_fetch_and_add(&c->calls, 1);
+
+        key.ip = ip;
+        key.stack_id = bpf_get_stackid(ctx, &stacks, 0);
+        if (key.stack_id < 0) {
+                __sync_fetch_and_add(&c->stack_errors, 1);
+                return 0;
+        }
+        p = bpf_map_lookup_elem(&pairs, &key);
+        if (!p) {
+                first.first_call = n;
+                (void) bpf_map_update_elem(&pairs, &key, &first, BPF_NOEXIST);
+                p = bpf_map_lookup_elem(&pairs, &key);
+                if (!p) {
+                        __sync_fetch_and_add(&c->stack_errors, 1);
+                        return 0;
+                }
+        }
+        __sync_fetch_and_add(&p->calls, 1);
+        return 0;
+}

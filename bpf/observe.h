@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* Types shared by bpf/observe.bpf.c and the engine that loads it
+ * (src/engine/observe.c): counting, without failing anything, the calls one
+ * process tree makes to a set of functions, and from how many distinct
+ * kernel stacks. One program, attached to every function at once
+ * (kprobe.multi), serves one observation. */
+
+#ifndef __VMLINUX_MIN_H__
+#include <linux/types.h>
+#endif
+
+#define OBSERVE_MAX_FUNCTIONS   4096    /* functions one observation attaches to */
+#define OBSERVE_MAX_STACKS      16384   /* distinct kernel stacks kept (the stack map) */
+#define OBSERVE_MAX_PAIRS       65536   /* distinct (function, stack) pairs counted */
+#define OBSERVE_STACK_DEPTH     32      /* frames a stack is told apart by */
+
+/* Per function, keyed by its entry address (bpf_get_func_ip()). */
+struct observe_count {
+        __u64 calls;            /* calls by a task in the observed tree, in task context */
+        __u64 stack_errors;     /* calls whose stack could not be recorded (map full) */
+};
+
+struct observe_pair_key {
+        __u64 ip;
+        __s64 stack_id;         /* in the stack map */
+};
+
+/* Per (function, stack): how often, and the function's call number (0 for
+ * its first call) when this stack first called it, which is the after=N
+ * that fails this very call again in a repeated run. */
+struct observe_pair {
+        __u64 calls;
+        __u64 first_call;
+};

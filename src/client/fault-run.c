@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: MIT */
+/* One run of CMD with one injection armed for its process tree
+ * (fault-run.h): what sweep and explore both do per run. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fault-run.h"
+#include "held-child.h"
+#include "injectctl.h"
+#include "json-util.h"
+#include "pidfd-util.h"
+#include "spec-request.h"
+#include "time-util.h"
+
+#define FAULT_RUN_FALLBACK_POLL_USEC (10 * 1000)          /* only without pidfds: wait_child() */
+#define FAULT_RUN_EVENT_WAIT_USEC (2 * USEC_PER_SEC)      /* for a fault or removal event to arrive */
+
+volatile sig_atomic_t fault_run_got_signal;
+
+static void on_signal(int sig) {
+        fault_run_got_signal = sig;
+}
+
+void fault_run_catch_signals(struct sigaction *old_int, struct sigaction *old_term) {
+        struct sigaction sa = { .sa_handler = on_signal };
+
+        (void) sigaction(SIGINT, &sa, old_int);
+        (void) sigaction(SIGTERM, &sa, old_term);
+}
+
+void fault_run_restore_signals(const struct sigaction *old_int, const struct sigaction *old_term) {
+        (void) sigaction(SIGINT, old_int, NULL);
+        (void) sigaction(SIGTERM, old_term, NULL);
+}
+
+void output_read(Output *o) {
+        char buf[4096];
+        ssize_t n = -1;  /* read() not called yet: the fd was closed already */
+
+        while (o->fd >= 0 && (n = read(o->fd, buf, sizeof(buf))) != 0) {
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno != EAGAIN)
+                                o->fd = safe_close(o->fd);
+                        return;
+                }
+                /* Keep the last FAULT_RUN_OUTPUT_TAIL bytes. */
+                if ((size_t) n >= sizeof(o->tail)) {
+                        memcpy(o->tail, buf + n - sizeof(o->tail), sizeof(o->tail));
+                        o->len = sizeof(o->tail);
+                        continue;
+                }
+                if (o->len + (size_t) n > sizeof(o->tail)) {
+                        size_t drop = o->len + (size_t) n - sizeof(o->tail);
+
+                        memmove(o->tail, o->tail + drop, o->len - drop);
+                        o->len -= drop;
+                }
+                memcpy(o->tail + o->len, buf, (size_t) n);
+                o->len += (size_t) n;
+        }
+        if (o->fd >= 0 && n == 0)
+                o->fd = safe_close(o->fd);
+}
+
+/* CMD prints what it likes: keep it printable ASCII so that the report
+ * is valid UTF-8 JSON whatever it wrote. */
+json_object *output_json(const Output *o) {
+        char s[FAULT_RUN_OUTPUT_TAIL + 1];
+
+        for (size_t i = 0; i < o->len; i++) {
+                unsigned char ch = (unsigned char) o->tail[i];
+
+                s[i] = (ch == '\n' || ch == '\t' || (ch >= 0x20 && ch < 0x7f)) ? (char) ch : '?';
+        }
+        s[o->len] = 0;
+        return json_object_new_string(s);
+}
+
+const char *signal_name(int sig, char *buf, size_t n) {
+        const char *abbrev = sigabbrev_np(sig);
+
+        if (abbrev)
+                snprintf(buf, n, "SIG%s", abbrev);
+        else
+                snprintf(buf, n, "%d", sig);
+        return buf;
+}
+
+/* The injection's last document: from ListInjections while it is armed
+ * (then cancelled), else from the watcher's removal event. */
+static json_object *final_document(Transport *t, EventWatcher *w, const char *id) {
+        _cleanup_json_ json_object *list = NULL;
+        json_object *doc;
+        int r;
+
+        if (transport_list_injections(t, false, &list) >= 0 && (doc = injection_find(list, id))) {
+                json_object_get(doc);
+                r = transport_cancel(t, id);
+                if (r >= 0 || (r == -EREMOTEIO && strcmp(transport_error_name(t), "NoSuchInjection") == 0))
+                        return doc;
+                json_object_put(doc);
+                return NULL;
+        }
+        /* Exhausted (times=1): the removal event has the final counters;
+         * it may trail the list, which came over another connection. */
+        return event_watcher_wait_removed(w, id, FAULT_RUN_EVENT_WAIT_USEC);
+}
+
+static json_object *fault_stack(EventWatcher *w, const char *id) {
+        _cleanup_json_ json_object *ev = event_watcher_wait_first_fault(w, id, FAULT_RUN_EVENT_WAIT_USEC);
+        json_object *stack;
+
+        /* No event in time, or a daemon that sends no stacks: none. */
+        if (ev && json_get_array(ev, "stack", &stack) >= 0)
+                return json_object_get(stack);
+        return json_object_new_array();
+}
+
+/* Waits for CMD's exit, reading its output, until deadline
+ * (CLOCK_MONOTONIC) or SIGINT/SIGTERM. Every wake-up is an event: the
+ * pidfd turns readable when CMD exits, the pipe when it writes, ppoll()'s
+ * timeout is the deadline itself, and the signals are blocked but in
+ * ppoll(), so one that comes between the check of fault_run_got_signal and the
+ * wait still ends the wait. Without pidfd_open() (kernels before 5.3)
+ * nothing tells of the exit of a CMD that closed its output, so the wait
+ * is cut into FAULT_RUN_FALLBACK_POLL_USEC slices there only. Returns 1 when
+ * CMD exited (*status), 0 when the deadline passed, -EINTR on a signal,
+ * another -errno on failure. */
+static int wait_child(pid_t pid, Output *out, uint64_t deadline, int *status) {
+        _cleanup_close_ int pidfd = pidfd_open_pid(pid);
+        sigset_t block, old_mask;
+        int r;
+
+        sigemptyset(&block);
+        sigaddset(&block, SIGINT);
+        sigaddset(&block, SIGTERM);
+        (void) sigprocmask(SIG_BLOCK, &block, &old_mask);
+        for (;;) {
+                struct pollfd fds[2] = {
+                        { .fd = pidfd, .events = POLLIN },
+                        { .fd = out->fd, .events = POLLIN },
+                };
+                pid_t p = waitpid(pid, status, WNOHANG);
+                uint64_t now, left;
+                struct timespec ts;
+
+                if (p == pid) {
+                        r = 1;
+                        break;
+                }
+                if (p < 0 && errno != EINTR) {
+                        r = -errno;
+                        break;
+                }
+                output_read(out);
+                if (fault_run_got_signal) {
+                        r = -EINTR;
+                        break;
+                }
+                now = now_usec(CLOCK_MONOTONIC);
+                if (now >= deadline) {
+                        r = 0;
+                        break;
+                }
+                left = deadline - now;
+                if (pidfd < 0 && left > FAULT_RUN_FALLBACK_POLL_USEC)
+                        left = FAULT_RUN_FALLBACK_POLL_USEC;
+                ts = (struct timespec) { .tv_sec = (time_t) (left / USEC_PER_SEC),
+                                         .tv_nsec = (long) (left % USEC_PER_SEC) * 1000L };
+                (void) ppoll(fds, 2, &ts, &old_mask);
+        }
+        (void) sigprocmask(SIG_SETMASK, &old_mask, NULL);
+        return r;
+}
+
+int fault_run_one(FaultRunner *fr, const FailSpec *spec, char **cmd, uint64_t n, FaultRun *run) {
+        Transport *t = fr->t;
+        _cleanup_free_ char *id = NULL;
+        _cleanup_json_ json_object *req = NULL, *doc = NULL;
+        EventWatcher *w;
+        HeldChild child = HELD_CHILD_NULL;
+        Output out = { .fd = -1 };
+        FailSpec s = *spec;
+        uint64_t start, deadline;
+        int pipefd[2], status = 0, exec_errno = 0, r, ret = 0;
+
+        *run = (FaultRun) { .n = n, .exit_status = -1, .kernel = json_object_new_array() };
+        if (pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) < 0)
+                return report_error(NULL, -errno, "Cannot make a pipe");
+        r = held_child_spawn(cmd, true, pipefd[1], &child);
+        (void) close(pipefd[1]);
+        out.fd = pipefd[0];
+        if (r < 0) {
+                (void) safe_close(out.fd);
+                return report_error(NULL, r, "Cannot start the command");
+        }
+
+        s.has_after = true;
+        s.after = n;
+        s.times = 1;
+        req = fail_spec_request(t, &s, child.pid, 0);
+        if (!req) {
+                ret = report_error(NULL, -ENOMEM, "Out of memory");
+                goto kill;
+        }
+        r = transport_inject(t, req, &id, NULL, NULL);
+        if (r < 0) {
+                fprintf(stderr, "injectctl: --fail '%s': ", spec->function);
+                ret = report_inject_error(t, r, spec->function);
+                goto kill;
+        }
+
+        /* The events' side channel, once: connecting before the first
+         * Inject would start injectd by its socket rather than by the
+         * transport the user chose; no fault comes before the release. */
+        if (!fr->watcher_tried) {
+                fr->watcher_tried = true;
+                r = event_watcher_start(arg_varlink_path, &fr->watcher);
+                if (r < 0)
+                        fprintf(stderr, "injectctl: Cannot follow injectd's events on its Varlink socket (%s): "
+                                "the report will have no kernel stacks.\n", strerror(-r));
+        }
+        w = fr->watcher;
+
+        start = now_usec(CLOCK_MONOTONIC);
+        r = held_child_release(&child, &exec_errno);
+        if (r < 0 || exec_errno) {
+                fprintf(stderr, "injectctl: Cannot execute '%s': %s\n", cmd[0], strerror(r < 0 ? -r : exec_errno));
+                run->exec_failed = true;
+                ret = 127;
+                goto kill;
+        }
+        deadline = start + fr->timeout;
+        r = wait_child(child.pid, &out, deadline, &status);
+        if (r == -EINTR)
+                goto kill;
+        if (r < 0) {
+                ret = report_error(NULL, r, "Cannot wait for the command");
+                goto kill;
+        }
+        run->hung = r == 0;
+        run->duration_usec = now_usec(CLOCK_MONOTONIC) - start;
+        if (!run->hung) {
+                if (WIFSIGNALED(status))
+                        run->signal = WTERMSIG(status);
+                else
+                        run->exit_status = exit_code_from_status(status);
+        }
+        /* Whatever CMD left running (or all of it, when it hung) goes now. */
+        (void) kill(-child.pid, SIGKILL);
+        if (run->hung)
+                held_child_kill(&child, true);
+        held_child_done(&child);
+        output_read(&out);
+
+        doc = final_document(t, w, id);
+        if (doc) {
+                (void) json_get_u64(doc, "calls_matched", 0, UINT64_MAX, &run->calls_matched);
+                (void) json_get_u64(doc, "faults_injected", 0, UINT64_MAX, &run->faults_injected);
+                (void) json_get_u64(doc, "calls_guarded", 0, UINT64_MAX, &run->calls_guarded);
+                run->fired = run->faults_injected > 0;
+        }
+        run->stack = run->fired ? fault_stack(w, id) : json_object_new_array();
+        event_watcher_forget(w, id);
+        run->output = output_json(&out);
+        (void) safe_close(out.fd);
+        if (!doc) {
+                fprintf(stderr, "injectctl: Cannot read the counters of injection %s\n", id);
+                return EXIT_REFUSED;
+        }
+        return 0;
+
+kill:
+        held_child_kill(&child, true);
+        if (id)
+                (void) transport_cancel(t, id);
+        (void) safe_close(out.fd);
+        return ret;
+}
+
+void fault_run_clear(FaultRun *r) {
+        json_object_put(r->stack);
+        json_object_put(r->kernel);
+        json_object_put(r->output);
+        *r = (FaultRun) {};
+}
+
+void fault_runner_done(FaultRunner *fr) {
+        fr->watcher = event_watcher_free(fr->watcher);
+}

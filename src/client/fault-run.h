@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* One run of CMD with one injection armed for its process tree, before
+ * its first instruction: spawned held (held-child.h), the injection armed
+ * on its pid, released, waited for within a timeout, its output's tail
+ * kept, then the injection's final counters and the failed call's kernel
+ * stack. What sweep and explore both do for each of their runs. */
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "event-watcher.h"
+#include "spec.h"
+#include "transport.h"
+
+#define FAULT_RUN_OUTPUT_TAIL 2048                      /* bytes of CMD's output kept per run */
+
+/* SIGINT or SIGTERM caught while fault_run_catch_signals() is in force:
+ * a run under way stops, its processes killed and injection cancelled. */
+extern volatile sig_atomic_t fault_run_got_signal;
+void fault_run_catch_signals(struct sigaction *old_int, struct sigaction *old_term);
+void fault_run_restore_signals(const struct sigaction *old_int, const struct sigaction *old_term);
+
+typedef struct Output {
+        int fd;                 /* read end; -1 when closed */
+        char tail[FAULT_RUN_OUTPUT_TAIL];
+        size_t len;
+} Output;
+
+/* Reads what is available of o->fd into its tail, closing it at EOF. */
+void output_read(Output *o);
+/* The tail, made printable ASCII (so a report stays valid UTF-8 JSON);
+ * NULL when out of memory. */
+json_object *output_json(const Output *o);
+
+/* "SIGSEGV", or the number for a signal without a name. */
+const char *signal_name(int sig, char *buf, size_t n);
+
+typedef struct FaultRunner {
+        Transport *t;
+        uint64_t timeout;               /* a run that lasts longer is hung and killed */
+        EventWatcher *watcher;          /* fault events, for the failed call's stack; started at the first run */
+        bool watcher_tried;
+} FaultRunner;
+
+/* Stops its watcher. */
+void fault_runner_done(FaultRunner *fr);
+
+typedef struct FaultRun {
+        uint64_t n;             /* the call failed: after=n, times=1 */
+        bool fired;
+        uint64_t calls_matched;
+        uint64_t faults_injected;       /* 1 when fired: times=1 */
+        uint64_t calls_guarded;         /* calls a guard kept from failing: no run is spent on them */
+        int exit_status;        /* -1: killed by a signal, or hung */
+        int signal;
+        bool hung;
+        bool exec_failed;
+        uint64_t duration_usec;
+        json_object *stack;     /* array of "symbol+0xoff", innermost first */
+        json_object *kernel;    /* array of {kind, message}: the caller's to fill */
+        json_object *output;
+} FaultRun;
+
+/* Runs cmd with the (n+1)-th call matching spec failed (after=n,
+ * times=1). Returns 0 and fills *run, or an exit code (> 0) after printing
+ * why the runs cannot go on; after SIGINT/SIGTERM (fault_run_got_signal)
+ * it returns 0 with a partial run. */
+int fault_run_one(FaultRunner *fr, const FailSpec *spec, char **cmd, uint64_t n, FaultRun *run);
+void fault_run_clear(FaultRun *r);

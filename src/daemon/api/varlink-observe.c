@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/* Varlink Observe (observe-session.h): a call with "more". The first reply
+ * says what is observed; the last one, when the observed tree's root exits
+ * or the time is up, carries the counts. Closing the connection ends the
+ * observation. */
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "cleanup.h"
+#include "json-build.h"
+#include "json-util.h"
+#include "log.h"
+#include "observe-session.h"
+#include "varlink-api.h"
+
+struct VarlinkObserve {
+        VarlinkObserve *next;
+        VarlinkApi *api;
+        VarlinkConn *conn;      /* a reference, until the session ends */
+        ObserveSession *session;
+};
+
+static void forget(VarlinkApi *v, VarlinkObserve *o) {
+        for (VarlinkObserve **pp = &v->observes; *pp; pp = &(*pp)->next)
+                if (*pp == o) {
+                        *pp = o->next;
+                        break;
+                }
+        varlink_conn_set_keep_idle(o->conn, false);
+        varlink_conn_unref(o->conn);
+        free(o);
+}
+
+static void on_done(ObserveSession *s, json_object *result, const InjectError *err, void *userdata) {
+        VarlinkObserve *o = userdata;
+        VarlinkConn *c = o->conn;
+        char name[128];
+
+        if (result)
+                (void) varlink_reply(c, result);
+        else {
+                _cleanup_json_ json_object *p = NULL;
+
+                if (json_build_object(&p, JSON_PAIR_STRING("message", err->message), JSON_BUILD_END) >= 0) {
+                        snprintf(name, sizeof(name), "org.injectd.Injector.%s", err->name);
+                        (void) varlink_error(c, name, p);
+                }
+        }
+        /* The session frees itself after this. */
+        o->session = NULL;
+        forget(o->api, o);
+}
+
+int varlink_observe_start(VarlinkApi *v, VarlinkConn *c, const Caller *caller, json_object *params,
+                          const int *fds, size_t n_fds, InjectError *err) {
+        _cleanup_json_ json_object *started = NULL, *reply = NULL;
+        VarlinkObserve *o;
+        int r;
+
+        o = calloc(1, sizeof(*o));
+        if (!o)
+                return -ENOMEM;
+        o->api = v;
+        r = observe_session_start(v->manager, caller, params, fds, n_fds, on_done, o, &o->session, &started, err);
+        if (r < 0) {
+                free(o);
+                return r;
+        }
+        o->conn = varlink_conn_ref(c);
+        o->next = v->observes;
+        v->observes = o;
+        /* An observation waits on its connection, which is busy, not idle. */
+        varlink_conn_set_keep_idle(c, true);
+        r = json_build_object(&reply, JSON_PAIR_OBJECT("observing", TAKE_PTR(started)), JSON_BUILD_END);
+        if (r < 0)
+                return r;
+        return varlink_notify(c, reply);
+}
+
+void varlink_observe_remove(VarlinkApi *v, VarlinkConn *c) {
+        VarlinkObserve *o, *next;
+
+        for (o = v->observes; o; o = next) {
+                next = o->next;
+                if (c && o->conn != c)
+                        continue;
+                observe_session_free(o->session);
+                forget(v, o);
+        }
+}

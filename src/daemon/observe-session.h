@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* Observe sessions: the daemon's side of the engine's observe mode
+ * (src/engine/engine-observe.h), for `injectctl explore`'s discovery run.
+ * A caller observes a process tree of their own (root: any), on the
+ * functions policy lets them fail (root: any), until the tree's root
+ * exits, the session's time is up, or the caller goes; then the counts
+ * are its result. The front ends decide how the caller waits (Varlink: a
+ * call with "more", whose last reply is the result). */
+
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+#include "caller.h"
+#include "inject-error.h"
+#include "manager.h"
+
+#define OBSERVE_DURATION_DEFAULT_USEC (UINT64_C(10) * 60 * 1000000)
+#define OBSERVE_DURATION_MAX_USEC (UINT64_C(24) * 3600 * 1000000)
+#define OBSERVE_FUNCTIONS_MAX 4096
+
+typedef struct ObserveSession ObserveSession;
+
+/* result: {"functions": [{function, calls, stacks: [{first_call, calls}],
+ * stack_errors}], "ended": "exited"|"timeout"}, borrowed; NULL with err
+ * set when the counts could not be read. The session is freed after. */
+typedef void (*observe_done_cb)(ObserveSession *s, json_object *result, const InjectError *err, void *userdata);
+
+/* params: {functions: [string], pid?: int, pidfd?: int (index into fds),
+ * duration_usec?: int}. The process defaults to the caller. On success,
+ * *ret_started is {"pid", "attached", "skipped": [{function, reason}]} for
+ * the first reply, and done is called once, later. */
+int observe_session_start(Manager *m, const Caller *c, json_object *params, const int *fds, size_t n_fds,
+                          observe_done_cb done, void *userdata, ObserveSession **ret, json_object **ret_started,
+                          InjectError *err);
+/* Ends it without calling done (its caller left). */
+ObserveSession *observe_session_free(ObserveSession *s);
