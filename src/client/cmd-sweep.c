@@ -276,12 +276,8 @@ int cmd_sweep(int argc, char **argv) {
         if (r < 0)
                 return report_error(NULL, r, "Cannot build the report");
 
-        if (report_path && json_object_to_file_ext(report_path, report,
-                                                   JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE) < 0) {
-                fprintf(stderr, "injectctl: Cannot write the report to '%s': %s\n", report_path, strerror(errno));
-                if (ret == 0)
-                        ret = EXIT_REFUSED;
-        }
+        if (report_path && write_json_report(report_path, report) < 0 && ret == 0)
+                ret = EXIT_REFUSED;
         if (arg_json)
                 print_json(report, false);
         else {

@@ -235,7 +235,11 @@ int fault_run_one(FaultRunner *fr, const FailSpec *spec, char **cmd, uint64_t n,
 
         start = now_usec(CLOCK_MONOTONIC);
         r = held_child_release(&child, &exec_errno);
-        if (r < 0 || exec_errno) {
+        /* The fault may be exec's own (explore fails every call it finds,
+         * execve's too): then the failed exec is what the run did. */
+        if (r >= 0 && exec_errno && fr->exec_failure_is_result)
+                run->exec_failed = true;
+        else if (r < 0 || exec_errno) {
                 fprintf(stderr, "injectctl: Cannot execute '%s': %s\n", cmd[0], strerror(r < 0 ? -r : exec_errno));
                 run->exec_failed = true;
                 ret = 127;

@@ -45,6 +45,8 @@ typedef struct FaultRunner {
         uint64_t timeout;               /* a run that lasts longer is hung and killed */
         EventWatcher *watcher;          /* fault events, for the failed call's stack; started at the first run */
         bool watcher_tried;
+        bool exec_failure_is_result;    /* CMD failing to exec is a run's result (its exit status 127),
+                                         * not the end of the runs */
 } FaultRunner;
 
 /* Stops its watcher. */

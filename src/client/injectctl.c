@@ -51,6 +51,12 @@ static void help(void) {
                "                              Run CMD once per matching call N = 0, 1, 2...,\n"
                "                              failing only call N+1, until a run no longer\n"
                "                              reaches it; report what each run did\n"
+               "  explore [--functions GLOB]... [--max-runs N] [--per stack|call]\n"
+               "          [--timeout DUR] [--report FILE] [--html FILE] -- CMD [ARG...]\n"
+               "                              Find the injectable calls CMD makes, fail each\n"
+               "                              in a run of its own, and report what the\n"
+               "                              kernel's detectors (KASAN, kmemleak, WARN,\n"
+               "                              lockdep...) said, with reproducers\n"
                "\n"
                "inject options:\n"
                "  --error NAME|NUM            Fail with -errno (ENOMEM, 12)\n"
@@ -274,6 +280,16 @@ int connect_daemon(Transport **ret) {
         return 0;
 }
 
+int write_json_report(const char *path, json_object *report) {
+        if (json_object_to_file_ext(path, report, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE) < 0) {
+                int r = -errno;
+
+                fprintf(stderr, "injectctl: Cannot write the report to '%s': %s\n", path, strerror(-r));
+                return r;
+        }
+        return 0;
+}
+
 void print_json(json_object *o, bool one_line) {
         int flags = JSON_C_TO_STRING_NOSLASHESCAPE;
 
@@ -341,6 +357,7 @@ static const struct {
         { "reload-policy", cmd_reload_policy },
         { "run",           cmd_run },
         { "sweep",         cmd_sweep },
+        { "explore",       cmd_explore },
 };
 
 int main(int argc, char **argv) {

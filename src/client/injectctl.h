@@ -77,6 +77,10 @@ int report_inject_error(Transport *t, int r, const char *function);
  * code as a negative number. */
 int connect_daemon(Transport **ret);
 
+/* Writes a command's JSON report (sweep, explore) to path, pretty;
+ * prints why not and returns a negative errno on failure. */
+int write_json_report(const char *path, json_object *report);
+
 /* Prints one JSON document (pretty on a TTY, one line otherwise, always
  * one line with newline_delimited) on stdout and flushes. */
 void print_json(json_object *o, bool one_line);
@@ -97,6 +101,7 @@ char *format_left(char *buf, size_t n, uint64_t usec);
 
 
 int cmd_caps(int argc, char **argv);
+int cmd_explore(int argc, char **argv);
 int cmd_functions(int argc, char **argv);
 int cmd_inject(int argc, char **argv);
 int cmd_list(int argc, char **argv);

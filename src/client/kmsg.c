@@ -51,39 +51,58 @@ static bool contains(const char *s, size_t len, const char *p) {
         return false;
 }
 
-const char *kmsg_record_trouble(const char *record, size_t size, const char **ret_message, size_t *ret_len) {
+/* The message of a record the kernel itself logged (facility 0), up to
+ * its first newline (the continuation lines are KEY=VALUE pairs). */
+static bool kernel_message(const char *record, size_t size, const char **ret_message, size_t *ret_len) {
         const char *semi, *msg, *nl;
         unsigned long pri;
         char *end;
         size_t len;
 
         if (!record || size == 0)
-                return NULL;
+                return false;
         semi = memchr(record, ';', size);
         if (!semi)
-                return NULL;
+                return false;
         errno = 0;
         pri = strtoul(record, &end, 10);
         if (errno || end == record || (*end != ',' && end != semi))
-                return NULL;
+                return false;
         if ((pri >> 3) != 0)
-                return NULL;    /* not the kernel's own */
+                return false;   /* not the kernel's own */
 
         msg = semi + 1;
         len = size - (size_t) (msg - record);
         nl = memchr(msg, '\n', len);
         if (nl)
                 len = (size_t) (nl - msg);
+        *ret_message = msg;
+        *ret_len = len;
+        return true;
+}
+
+const char *kmsg_message_trouble(const char *msg, size_t len) {
         for (size_t i = 0; i < sizeof(troubles) / sizeof(troubles[0]); i++)
                 if (troubles[i].anywhere ? contains(msg, len, troubles[i].text)
-                                         : has_prefix(msg, len, troubles[i].text)) {
-                        if (ret_message)
-                                *ret_message = msg;
-                        if (ret_len)
-                                *ret_len = len;
+                                         : has_prefix(msg, len, troubles[i].text))
                         return troubles[i].kind;
-                }
         return NULL;
+}
+
+const char *kmsg_record_trouble(const char *record, size_t size, const char **ret_message, size_t *ret_len) {
+        const char *msg, *kind;
+        size_t len;
+
+        if (!kernel_message(record, size, &msg, &len))
+                return NULL;
+        kind = kmsg_message_trouble(msg, len);
+        if (kind) {
+                if (ret_message)
+                        *ret_message = msg;
+                if (ret_len)
+                        *ret_len = len;
+        }
+        return kind;
 }
 
 int kmsg_open(int *ret_fd) {
@@ -102,29 +121,52 @@ int kmsg_open(int *ret_fd) {
         return 0;
 }
 
-int kmsg_drain(int fd, void (*fn)(const char *kind, const char *message, size_t len, void *userdata), void *userdata) {
+int kmsg_drain_kernel(int fd, void (*fn)(const char *message, size_t len, void *userdata), void *userdata) {
         char buf[8192];
-        int n_trouble = 0;
+        int n_records = 0;
 
         for (;;) {
-                const char *kind, *msg;
+                const char *msg;
                 size_t len;
                 ssize_t n = read(fd, buf, sizeof(buf) - 1);
 
                 if (n < 0) {
                         if (errno == EINTR || errno == EPIPE)
-                                continue;       /* EPIPE: we fell behind; the next read resyncs */
+                                continue;
                         if (errno == EAGAIN)
-                                return n_trouble;
+                                return n_records;
                         return -errno;
                 }
                 if (n == 0)
-                        return n_trouble;
-                kind = kmsg_record_trouble(buf, (size_t) n, &msg, &len);
-                if (kind) {
-                        n_trouble++;
+                        return n_records;
+                if (kernel_message(buf, (size_t) n, &msg, &len)) {
+                        n_records++;
                         if (fn)
-                                fn(kind, msg, len, userdata);
+                                fn(msg, len, userdata);
                 }
         }
+}
+
+typedef struct TroubleFilter {
+        void (*fn)(const char *kind, const char *message, size_t len, void *userdata);
+        void *userdata;
+        int n;
+} TroubleFilter;
+
+static void on_kernel_message(const char *msg, size_t len, void *userdata) {
+        TroubleFilter *f = userdata;
+        const char *kind = kmsg_message_trouble(msg, len);
+
+        if (!kind)
+                return;
+        f->n++;
+        if (f->fn)
+                f->fn(kind, msg, len, f->userdata);
+}
+
+int kmsg_drain(int fd, void (*fn)(const char *kind, const char *message, size_t len, void *userdata), void *userdata) {
+        TroubleFilter f = { .fn = fn, .userdata = userdata };
+        int r = kmsg_drain_kernel(fd, on_kernel_message, &f);
+
+        return r < 0 ? r : f.n;
 }

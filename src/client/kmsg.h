@@ -18,6 +18,16 @@ int kmsg_open(int *ret_fd);
  * NULL, *ret_message and *ret_len give the message text. */
 const char *kmsg_record_trouble(const char *record, size_t size, const char **ret_message, size_t *ret_len);
 
+/* The kind of trouble a kernel message reports, as kmsg_record_trouble()
+ * does for a whole record; NULL: none. */
+const char *kmsg_message_trouble(const char *msg, size_t len);
+
+/* Calls fn for every record the kernel itself logged available now on fd
+ * (non-blocking), in order, with its message; returns how many, or a
+ * negative errno. For readers of whole reports (explore), whose lines
+ * are records of their own. */
+int kmsg_drain_kernel(int fd, void (*fn)(const char *message, size_t len, void *userdata), void *userdata);
+
 /* Calls fn for each troubling record available now on fd (non-blocking)
  * and returns how many there were, or a negative errno. Records the
  * kernel overwrote before we read them are skipped. */

@@ -113,6 +113,9 @@ EngineObserve *engine_observe_free(EngineObserve *o) {
         observe_bpf__destroy(o->skel);
         if (o->root_added && engine_lock(o->engine) >= 0) {
                 (void) scope_roots_remove_observer(o->engine, o->pid, o->start_ticks);
+                /* Nothing of ours left in bpffs when no site is. */
+                if (o->engine->n_observe_roots == 0)
+                        engine_gc_root(o->engine);
                 engine_unlock(o->engine);
         }
         for (size_t i = 0; i < o->n_skipped; i++)
@@ -217,7 +220,10 @@ int engine_observe_start(Engine *e, pid_t pid, uint64_t start_ticks, const char 
          * the tag is read-only data. The tree may make calls between the
          * tagging and the attach; the caller starts what it observes after
          * this returns. */
-        r = scope_roots_add_observer(e, tgid, ticks, &tag);
+        /* The tags map and the pin root, as the first arm makes them. */
+        r = engine_pin_shared(e);
+        if (r >= 0)
+                r = scope_roots_add_observer(e, tgid, ticks, &tag);
         if (r >= 0) {
                 o->root_added = true;
                 tags_fd = engine_tags_fd(e);
@@ -339,7 +345,8 @@ int engine_observe_read(EngineObserve *o, ObserveFunction **ret, size_t *ret_n) 
                 return r;
         }
         for (size_t i = 0; i < n; i++)
-                qsort(v[i].stacks, v[i].n_stacks, sizeof(*v[i].stacks), cmp_stack);
+                if (v[i].n_stacks > 1)  /* none: no array at all, which qsort() may not be given */
+                        qsort(v[i].stacks, v[i].n_stacks, sizeof(*v[i].stacks), cmp_stack);
         qsort(v, n, sizeof(*v), cmp_function);
         *ret = v;
         *ret_n = n;

@@ -77,7 +77,7 @@ check() {
     echo "ok$LABEL: injectctl ${words[*]}<TAB> -> $got"
 }
 
-check has  ''                       :: run sweep inject caps functions list show cancel watch reload-policy
+check has  ''                       :: run sweep explore inject caps functions list show cancel watch reload-policy
 check exact 'r'                     :: run reload-policy
 check exact inject --ba             :: --backend
 check exact inject --backend ''     :: auto kprobe fmod_ret
@@ -90,6 +90,10 @@ check exact inject should           :: should_failslab
 # One FUNCTION only: nothing after it but options.
 check exact inject open_ctree ''    ::
 check has  sweep --                 :: --fail --max --timeout --report --json
+check has  explore --               :: --functions --max-runs --per --timeout --report --html
+check exact explore --per ''        :: stack call
+check exact explore --functions open :: open_ctree
+check has  explore -- ech           :: echo
 check has  run --                   :: --fail --for
 check exact run --fail open         :: open_ctree
 check exact run --fail open_ctree:ENOSP :: open_ctree:ENOSPC

@@ -1,0 +1,651 @@
+/* SPDX-License-Identifier: MIT */
+/* injectctl explore: run every error path a command reaches, and let the
+ * kernel's own detectors judge (docs/explore.md).
+ *
+ *   1. discovery: CMD runs once with nothing failed while injectd counts,
+ *      for its process tree only, its calls to the injectable functions
+ *      the policy lets the caller fail (observe-call.h);
+ *   2. a plan: one run per distinct kernel stack of each function reached
+ *      (its first call from that stack), or per call (--per call), taken
+ *      round-robin across functions, at most --max-runs, printed first;
+ *   3. runs: each fails exactly one call (fault-run.h), then the kernel's
+ *      reports logged meanwhile are read (kernel-reports.h: /dev/kmsg, and
+ *      kmemleak scanned after the run), with CMD's own crash or hang;
+ *   4. findings, deduplicated by signature, each with a reproducer
+ *      (explore-findings.h); --report FILE writes it all as JSON. */
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "duration.h"
+#include "errno-name.h"
+#include "explore-findings.h"
+#include "explore-html.h"
+#include "fault-run.h"
+#include "held-child.h"
+#include "injectctl.h"
+#include "json-build.h"
+#include "json-util.h"
+#include "kernel-reports.h"
+#include "kmsg.h"
+#include "observe-call.h"
+#include "time-util.h"
+
+#define EXPLORE_MAX_RUNS_DEFAULT 100
+#define EXPLORE_TIMEOUT_DEFAULT (60 * USEC_PER_SEC)
+#define EXPLORE_FUNCTIONS_MAX 4096      /* the daemon's OBSERVE_FUNCTIONS_MAX */
+#define EXPLORE_REACHED_SHOWN 20        /* functions listed after discovery */
+
+typedef struct PlanItem {
+        const char *function;           /* borrowed from the discovery result */
+        const char *error;              /* NULL: the type's default value */
+        uint64_t call;                  /* after=call */
+        uint64_t stack;                 /* 1-based index of its stack; 0: by call number */
+        uint64_t n_stacks;
+} PlanItem;
+
+typedef struct Plan {
+        PlanItem *v;
+        size_t n;
+        size_t n_total;                 /* before --max-runs */
+} Plan;
+
+static const char *type_error(json_object *functions, const char *name) {
+        for (size_t i = 0; i < json_object_array_length(functions); i++) {
+                json_object *f = json_object_array_get_idx(functions, i);
+                const char *n = NULL, *type = NULL;
+
+                if (json_get_string(f, "name", &n) < 0 || strcmp(n, name) != 0)
+                        continue;
+                (void) json_get_string(f, "type", &type);
+                /* TRUE and NULL functions fail with 1 and 0, which `run`
+                 * picks itself when no ERROR is given. */
+                return type && (strcmp(type, "TRUE") == 0 || strcmp(type, "NULL") == 0) ? NULL : "ENOMEM";
+        }
+        return "ENOMEM";
+}
+
+/* The injectable functions matching the globs that policy lets us fail,
+ * each once, in *ret (borrowed from *ret_list, which holds them all). */
+static int choose_functions(Transport *t, char **globs, size_t n_globs, json_object **ret_list, const char ***ret,
+                            size_t *ret_n, size_t *ret_denied) {
+        _cleanup_json_ json_object *all = NULL;
+        _cleanup_free_ const char **v = NULL;
+        size_t n = 0, denied = 0;
+        int r;
+
+        r = transport_list_functions(t, NULL, &all);
+        if (r < 0)
+                return report_error(t, r, "Cannot list the injectable functions");
+        v = calloc(json_object_array_length(all) + 1, sizeof(*v));
+        if (!v)
+                return report_error(NULL, -ENOMEM, "Out of memory");
+        for (size_t i = 0; i < json_object_array_length(all); i++) {
+                json_object *f = json_object_array_get_idx(all, i);
+                const char *name = NULL;
+                bool allowed = false, match = n_globs == 0;
+
+                if (json_get_string(f, "name", &name) < 0 || json_object_object_get(f, "module"))
+                        continue;
+                for (size_t g = 0; g < n_globs && !match; g++)
+                        match = fnmatch(globs[g], name, 0) == 0;
+                if (!match)
+                        continue;
+                (void) json_get_bool(f, "allowed", &allowed);
+                if (!allowed) {
+                        denied++;
+                        continue;
+                }
+                if (n < EXPLORE_FUNCTIONS_MAX)
+                        v[n++] = name;
+        }
+        *ret_list = TAKE_PTR(all);
+        *ret = TAKE_PTR(v);
+        *ret_n = n;
+        *ret_denied = denied;
+        return 0;
+}
+
+static void plan_done(Plan *p) {
+        free(p->v);
+        *p = (Plan) {};
+}
+
+static int plan_push(Plan *p, PlanItem item) {
+        PlanItem *v = realloc(p->v, (p->n + 1) * sizeof(*v));
+
+        if (!v)
+                return -ENOMEM;
+        p->v = v;
+        v[p->n++] = item;
+        return 0;
+}
+
+/* Round-robin across the functions reached: the i-th run of each before
+ * the (i+1)-th of any, so that --max-runs cuts depth, not breadth. */
+static int plan_build(json_object *reached, json_object *list, bool per_call, uint64_t max_runs, Plan *ret) {
+        Plan p = {};
+        size_t n = json_object_array_length(reached);
+        bool more = true;
+        int r;
+
+        for (uint64_t depth = 0; more; depth++) {
+                more = false;
+                for (size_t i = 0; i < n; i++) {
+                        json_object *f = json_object_array_get_idx(reached, i), *stacks = NULL;
+                        const char *name = NULL;
+                        uint64_t calls = 0, first = depth;
+                        size_t n_stacks;
+
+                        (void) json_get_string(f, "function", &name);
+                        (void) json_get_u64(f, "calls", 0, UINT64_MAX, &calls);
+                        (void) json_get_array(f, "stacks", &stacks);
+                        n_stacks = stacks ? json_object_array_length(stacks) : 0;
+                        if (!name)
+                                continue;
+                        if (!per_call && n_stacks > 0) {
+                                if (depth >= n_stacks)
+                                        continue;
+                                (void) json_get_u64(json_object_array_get_idx(stacks, depth), "first_call", 0,
+                                                    UINT64_MAX, &first);
+                        } else if (depth >= calls)
+                                continue;
+                        more = true;
+                        p.n_total++;
+                        if (p.n >= max_runs)
+                                continue;
+                        r = plan_push(&p, (PlanItem) {
+                                        .function = name,
+                                        .error = type_error(list, name),
+                                        .call = first,
+                                        .stack = per_call || n_stacks == 0 ? 0 : depth + 1,
+                                        .n_stacks = n_stacks,
+                                });
+                        if (r < 0) {
+                                plan_done(&p);
+                                return r;
+                        }
+                }
+        }
+        *ret = p;
+        return 0;
+}
+
+static void print_plan(const Plan *p, bool per_call, uint64_t max_runs) {
+        fprintf(stderr, "explore: plan: %zu run%s, one per %s", p->n, p->n == 1 ? "" : "s",
+                per_call ? "call" : "distinct kernel stack of each function (its first call from it)");
+        if (p->n_total > p->n)
+                fprintf(stderr, "; %zu more left out by --max-runs=%" PRIu64, p->n_total - p->n, max_runs);
+        fputs(".\n", stderr);
+        if (p->n == 0)
+                return;
+        fprintf(stderr, "%6s  %-40s  %8s  %s\n", "RUN", "FUNCTION", "CALL", "STACK");
+        for (size_t i = 0; i < p->n; i++) {
+                char st[48] = "-";
+
+                if (p->v[i].stack)
+                        snprintf(st, sizeof(st), "%" PRIu64 "/%" PRIu64, p->v[i].stack, p->v[i].n_stacks);
+                fprintf(stderr, "%6zu  %-40s  %8" PRIu64 "  %s\n", i + 1, p->v[i].function, p->v[i].call, st);
+        }
+}
+
+static void progress(bool on, size_t done, size_t total, uint64_t started) {
+        char eta[64] = "?";
+        int width = 30, filled;
+
+        if (!on)
+                return;
+        if (done == SIZE_MAX) {
+                fputs("\r\033[K", stderr);
+                fflush(stderr);
+                return;
+        }
+        if (done > 0)
+                format_left(eta, sizeof(eta), (now_usec(CLOCK_MONOTONIC) - started) / done * (total - done));
+        filled = total ? (int) (done * (size_t) width / total) : width;
+        fprintf(stderr, "\r\033[Kexplore: [%.*s%*s] %zu/%zu, ETA %s", filled, "==============================",
+                width - filled, "", done, total, done ? eta : "?");
+        fflush(stderr);
+}
+
+/* Records the reports of one run as findings, and in the run's JSON. */
+static int record_reports(Findings *findings, const KernelReports *k, size_t from, const PlanItem *item,
+                          const char *reproducer, json_object *stack, uint64_t run, json_object *run_reports,
+                          size_t *ret_new) {
+        for (size_t i = from; i < k->n; i++) {
+                const KernelReport *x = &k->v[i];
+                json_object *o = NULL;
+                int r;
+
+                r = findings_add(findings, x->signature, x->detector, x->title, x->text, item->function, item->call,
+                                 reproducer, stack, run);
+                if (r < 0)
+                        return r;
+                *ret_new += r;
+                r = json_build_object(&o,
+                                      JSON_PAIR_STRING("detector", x->detector),
+                                      JSON_PAIR_STRING("title", x->title),
+                                      JSON_PAIR_STRING("signature", x->signature),
+                                      JSON_BUILD_END);
+                if (r >= 0)
+                        r = json_append(run_reports, o);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* CMD's own crash or hang, as a report of the "command" detector: the
+ * failed function is its signature's frame. */
+static int add_command_report(const FaultRun *run, const PlanItem *item, KernelReports *k) {
+        char title[128], sig[256], name[32];
+        KernelReport *v, *x;
+
+        if (!run->hung && !run->signal)
+                return 0;
+        if (run->hung)
+                snprintf(title, sizeof(title), "the command hung (killed at the timeout)");
+        else
+                snprintf(title, sizeof(title), "the command died of %s", signal_name(run->signal, name, sizeof(name)));
+        snprintf(sig, sizeof(sig), "command: %s @ %s", title, item->function);
+        v = realloc(k->v, (k->n + 1) * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        k->v = v;
+        x = &v[k->n++];
+        *x = (KernelReport) { .detector = strdup("command"), .title = strdup(title), .signature = strdup(sig),
+                              .text = strdup(title) };
+        return x->detector && x->title && x->signature && x->text ? 0 : -ENOMEM;
+}
+
+static json_object *run_json(const FaultRun *r, const PlanItem *item, uint64_t n, json_object *reports) {
+        json_object *o = NULL;
+        char sig[32];
+
+        if (!r->stack || !r->output)
+                return NULL;
+        if (json_build_object(&o,
+                              JSON_PAIR_U64("run", n),
+                              JSON_PAIR_STRING("function", item->function),
+                              JSON_PAIR_U64("call", item->call),
+                              JSON_PAIR_IF(item->stack, JSON_PAIR_U64("stack", item->stack)),
+                              JSON_PAIR_BOOL("fired", r->fired),
+                              JSON_PAIR_U64("calls_matched", r->calls_matched),
+                              JSON_PAIR_BOOL("exec_failed", r->exec_failed),
+                              JSON_PAIR_IF(r->exit_status >= 0, JSON_PAIR_I64("exit_status", r->exit_status)),
+                              JSON_PAIR_IF(r->exit_status < 0, JSON_PAIR_NULL("exit_status")),
+                              JSON_PAIR_STRING("signal", r->signal ? signal_name(r->signal, sig, sizeof(sig)) : NULL),
+                              JSON_PAIR_BOOL("hung", r->hung),
+                              JSON_PAIR_U64("duration_usec", r->duration_usec),
+                              JSON_PAIR_REF("stack", r->stack),
+                              JSON_PAIR_REF("reports", reports),
+                              JSON_PAIR_REF("output", r->output),
+                              JSON_BUILD_END) < 0)
+                return NULL;
+        return o;
+}
+
+static void print_run(const FaultRun *r, const PlanItem *item, uint64_t n, size_t total, json_object *reports) {
+        char result[48], sig[32];
+
+        if (r->hung)
+                snprintf(result, sizeof(result), "hung");
+        else if (r->signal)
+                snprintf(result, sizeof(result), "%s", signal_name(r->signal, sig, sizeof(sig)));
+        else
+                snprintf(result, sizeof(result), "exit %d%s", r->exit_status,
+                         r->exec_failed ? " (the command could not be executed)" : "");
+        fprintf(stderr, "explore: run %" PRIu64 "/%zu: %s call %" PRIu64 ": %s, %s", n, total, item->function,
+                item->call, r->fired ? "failed" : "not reached", result);
+        for (size_t i = 0; i < json_object_array_length(reports); i++)
+                fprintf(stderr, "%s%s", i ? ", " : "; kernel: ",
+                        json_object_get_string(json_object_object_get(json_object_array_get_idx(reports, i), "detector")));
+        fputc('\n', stderr);
+}
+
+static void print_findings(const Findings *f) {
+        if (f->n == 0) {
+                printf("No findings.\n");
+                return;
+        }
+        printf("%zu finding%s:\n", f->n, f->n == 1 ? "" : "s");
+        for (size_t i = 0; i < f->n; i++) {
+                const Finding *x = &f->v[i];
+
+                printf("\n%zu. [%s] %s\n", i + 1, x->detector, x->title);
+                printf("   failed: %s, call %" PRIu64 " (run %" PRIu64 "; found in %" PRIu64 " run%s)\n", x->function,
+                       x->call, x->first_run, x->n_runs, x->n_runs == 1 ? "" : "s");
+                printf("   reproduce: %s\n", x->reproducer);
+                if (json_object_array_length(x->stack) > 0) {
+                        printf("   failed call's stack:\n");
+                        for (size_t k = 0; k < json_object_array_length(x->stack) && k < 8; k++)
+                                printf("     %s\n", json_object_get_string(json_object_array_get_idx(x->stack, k)));
+                }
+                printf("   report:\n");
+                for (const char *p = x->report; p && *p;) {
+                        const char *nl = strchr(p, '\n');
+                        int len = nl ? (int) (nl - p) : (int) strlen(p);
+
+                        printf("     %.*s\n", len, p);
+                        p = nl ? nl + 1 : NULL;
+                }
+        }
+}
+
+static void print_reached(json_object *reached, json_object *observing, size_t n_asked, size_t denied) {
+        json_object *skipped = NULL;
+        uint64_t attached = 0, calls = 0, stacks = 0;
+        size_t n = json_object_array_length(reached);
+
+        (void) json_get_u64(observing, "attached", 0, UINT64_MAX, &attached);
+        (void) json_get_array(observing, "skipped", &skipped);
+        for (size_t i = 0; i < n; i++) {
+                json_object *f = json_object_array_get_idx(reached, i), *s = NULL;
+                uint64_t c = 0;
+
+                (void) json_get_u64(f, "calls", 0, UINT64_MAX, &c);
+                calls += c;
+                if (json_get_array(f, "stacks", &s) >= 0)
+                        stacks += json_object_array_length(s);
+        }
+        fprintf(stderr, "explore: discovery: the command reached %zu of the %" PRIu64 " functions observed "
+                "(%" PRIu64 " calls, from %" PRIu64 " distinct kernel stacks)", n, attached, calls, stacks);
+        if (skipped && json_object_array_length(skipped) > 0)
+                fprintf(stderr, "; %zu of the %zu asked for could not be observed (see the report)",
+                        json_object_array_length(skipped), n_asked);
+        if (denied)
+                fprintf(stderr, "; %zu matching functions left out: the policy does not let you fail them", denied);
+        fputs(".\n", stderr);
+        for (size_t i = 0; i < n && i < EXPLORE_REACHED_SHOWN; i++) {
+                json_object *f = json_object_array_get_idx(reached, i), *s = NULL;
+                const char *name = NULL;
+                uint64_t c = 0;
+
+                (void) json_get_string(f, "function", &name);
+                (void) json_get_u64(f, "calls", 0, UINT64_MAX, &c);
+                (void) json_get_array(f, "stacks", &s);
+                fprintf(stderr, "  %-40s %8" PRIu64 " call%s, %zu stack%s\n", name ?: "?", c, c == 1 ? " " : "s",
+                        s ? json_object_array_length(s) : 0, s && json_object_array_length(s) == 1 ? "" : "s");
+        }
+        if (n > EXPLORE_REACHED_SHOWN)
+                fprintf(stderr, "  ... and %zu more\n", n - EXPLORE_REACHED_SHOWN);
+}
+
+enum {
+        ARG_FUNCTIONS = ARG_COMMAND_BASE,
+        ARG_MAX_RUNS,
+        ARG_TIMEOUT,
+        ARG_REPORT,
+        ARG_PER,
+        ARG_HTML,
+        ARG_RESUME,
+};
+
+int cmd_explore(int argc, char **argv) {
+        static const struct option options[] = {
+                { "functions", required_argument, NULL, ARG_FUNCTIONS },
+                { "max-runs",  required_argument, NULL, ARG_MAX_RUNS },
+                { "timeout",   required_argument, NULL, ARG_TIMEOUT },
+                { "report",    required_argument, NULL, ARG_REPORT },
+                { "per",       required_argument, NULL, ARG_PER },
+                { "html",      required_argument, NULL, ARG_HTML },
+                { "resume",    required_argument, NULL, ARG_RESUME },
+                GLOBAL_OPTIONS
+        };
+        _cleanup_(transport_freep) Transport *t = NULL;
+        _cleanup_(fault_runner_done) FaultRunner runner = {};
+        _cleanup_(observe_outcome_done) ObserveOutcome disc = {};
+        _cleanup_(findings_done) Findings findings = {};
+        _cleanup_(kernel_reports_done) KernelReports baseline = {};
+        _cleanup_(plan_done) Plan plan = {};
+        _cleanup_json_ json_object *list = NULL, *runs = NULL, *report = NULL, *notes = NULL, *base = NULL;
+        _cleanup_free_ const char **functions = NULL;
+        _cleanup_free_ char **globs = NULL;
+        _cleanup_close_ int kmsg_fd = -1;
+        const char *report_path = NULL, *html_path = NULL, *stopped = "done";
+        json_object *reached = NULL;
+        uint64_t max_runs = EXPLORE_MAX_RUNS_DEFAULT, timeout = EXPLORE_TIMEOUT_DEFAULT, started;
+        size_t n_globs = 0, n_functions = 0, denied = 0;
+        struct sigaction old_int, old_term;
+        bool per_call = false, tty, kmemleak;
+        int c, r, ret = 0;
+
+        globs = calloc((size_t) argc + 1, sizeof(*globs));
+        if (!globs)
+                return report_error(NULL, -ENOMEM, "Out of memory");
+        while ((c = getopt_long(argc, argv, "+:h", options, NULL)) >= 0)
+                switch (c) {
+                case ARG_FUNCTIONS:
+                        if (!*optarg)
+                                return usage_error("--functions needs a glob, such as 'btrfs_*'");
+                        globs[n_globs++] = optarg;
+                        break;
+                case ARG_MAX_RUNS:
+                        ret = parse_count_arg("--max-runs", optarg, 0, &max_runs);
+                        if (ret != 0)
+                                return ret;
+                        break;
+                case ARG_TIMEOUT:
+                        ret = parse_duration_arg("--timeout", optarg, &timeout);
+                        if (ret != 0)
+                                return ret;
+                        break;
+                case ARG_REPORT:
+                        if (!*optarg)
+                                return usage_error("--report needs a file name");
+                        report_path = optarg;
+                        break;
+                case ARG_PER:
+                        if (strcmp(optarg, "call") == 0)
+                                per_call = true;
+                        else if (strcmp(optarg, "stack") == 0)
+                                per_call = false;
+                        else
+                                return usage_error("--per takes 'stack' or 'call', not '%s'", optarg);
+                        break;
+                case ARG_HTML:
+                        if (!*optarg)
+                                return usage_error("--html needs a file name");
+                        html_path = optarg;
+                        break;
+                case ARG_RESUME:
+                        return usage_error("explore --resume is not implemented yet (issue 16)");
+                default:
+                        ret = handle_global_option(c, optarg, argv);
+                        if (ret >= 0)
+                                return ret;
+                }
+        if (optind < 1 || strcmp(argv[optind - 1], "--") != 0)
+                return usage_error("explore needs '--' before the command");
+        if (optind >= argc)
+                return usage_error("explore needs a command after '--'");
+        tty = isatty(STDERR_FILENO) && !arg_json;
+
+        r = connect_daemon(&t);
+        if (r < 0)
+                return -r;
+        runner.t = t;
+        runner.timeout = timeout;
+        runner.exec_failure_is_result = true;
+        notes = json_object_new_array();
+        runs = json_object_new_array();
+        if (!notes || !runs)
+                return report_error(NULL, -ENOMEM, "Out of memory");
+
+        r = choose_functions(t, globs, n_globs, &list, &functions, &n_functions, &denied);
+        if (r != 0)
+                return r;
+        if (n_functions == 0) {
+                fprintf(stderr, "injectctl: No injectable function %s%s lets you fail: nothing to explore.\n",
+                        n_globs ? "matching --functions that " : "that ", "the policy");
+                return EXIT_REFUSED;
+        }
+
+        /* The detectors this caller can read; what is withheld is said. */
+        r = kmsg_open(&kmsg_fd);
+        if (r < 0) {
+                fprintf(stderr, "explore: The kernel log is withheld from you (/dev/kmsg: %s; root, or "
+                        "kernel.dmesg_restrict=0, may read it): KASAN, WARN, BUG, oops, lockdep, hung-task and "
+                        "stall reports will not be seen, only the command's own crashes and hangs.\n", strerror(-r));
+                (void) json_append_string(notes, "kernel log withheld: /dev/kmsg not readable");
+        }
+        r = kmemleak_available();
+        kmemleak = r >= 0;
+        if (!kmemleak) {
+                fprintf(stderr, "explore: kmemleak is not available here (/sys/kernel/debug/kmemleak: %s; it "
+                        "needs CONFIG_DEBUG_KMEMLEAK and root): leaks will not be seen.\n", strerror(-r));
+                (void) json_append_string(notes, "kmemleak not available");
+        } else
+                (void) kmemleak_clear();
+
+        /* 1. Discovery. */
+        if (kmsg_fd >= 0)
+                (void) kmsg_drain_kernel(kmsg_fd, NULL, NULL);
+        fprintf(stderr, "explore: discovery: running the command once, observing %zu functions...\n", n_functions);
+        r = observe_command(arg_varlink_path, argv + optind, functions, n_functions, timeout, &disc);
+        if (r < 0)
+                return report_error(NULL, r, "Cannot run the discovery (Varlink Observe; explore needs injectd's "
+                                    "Varlink socket, D-Bus has no Observe yet)");
+        if (disc.error_name) {
+                fprintf(stderr, "injectctl: %s: %s\n", disc.error_name, disc.error_message ?: "");
+                return EXIT_REFUSED;
+        }
+        if (!disc.result || json_get_array(disc.result, "functions", &reached) < 0)
+                return report_error(NULL, -EBADMSG, "The observation ended without its counts");
+        if (kmsg_fd >= 0)
+                (void) kernel_reports_read_kmsg(kmsg_fd, &baseline);
+        base = json_object_new_array();
+        for (size_t i = 0; base && i < baseline.n; i++)
+                (void) json_append_string(base, baseline.v[i].title);
+        if (baseline.n > 0)
+                fprintf(stderr, "explore: the discovery run, with nothing failed, logged %zu kernel report%s "
+                        "(the first: %s); they are no error path's and are not findings.\n", baseline.n,
+                        baseline.n == 1 ? "" : "s", baseline.v[0].title);
+        print_reached(reached, disc.observing, n_functions, denied);
+        if (disc.hung)
+                fprintf(stderr, "explore: the discovery run did not end within --timeout: it was killed, and the "
+                        "counts cover what it did until then.\n");
+
+        /* 2. The plan. */
+        r = plan_build(reached, list, per_call, max_runs, &plan);
+        if (r < 0)
+                return report_error(NULL, r, "Cannot make the plan");
+        print_plan(&plan, per_call, max_runs);
+
+        /* 3. The runs. */
+        fault_run_catch_signals(&old_int, &old_term);
+        started = now_usec(CLOCK_MONOTONIC);
+        for (size_t i = 0; i < plan.n; i++) {
+                _cleanup_(kernel_reports_done) KernelReports k = {};
+                _cleanup_(fail_spec_freep) FailSpec *spec = NULL;
+                _cleanup_free_ char *repro = NULL;
+                _cleanup_json_ json_object *run_reports = json_object_new_array();
+                const PlanItem *item = &plan.v[i];
+                uint64_t run_start;
+                size_t n_new = 0;
+                FaultRun run;
+
+                spec = calloc(1, sizeof(*spec));
+                repro = explore_reproducer(item->function, item->error, item->call, argv + optind);
+                if (!spec || !repro || !run_reports || !(spec->function = strdup(item->function))) {
+                        ret = report_error(NULL, -ENOMEM, "Out of memory");
+                        stopped = "error";
+                        break;
+                }
+                if (item->error)
+                        (void) errno_from_name(item->error, &spec->error);
+
+                /* What the kernel said before this run is not its doing. */
+                if (kmsg_fd >= 0)
+                        (void) kmsg_drain_kernel(kmsg_fd, NULL, NULL);
+                if (kmemleak)
+                        (void) kmemleak_clear();
+
+                progress(tty, i, plan.n, started);
+                run_start = now_usec(CLOCK_MONOTONIC);
+                r = fault_run_one(&runner, spec, argv + optind, item->call, &run);
+                progress(tty, SIZE_MAX, 0, 0);
+                if (fault_run_got_signal) {
+                        fault_run_clear(&run);
+                        stopped = "interrupted";
+                        break;
+                }
+                if (r != 0) {
+                        fault_run_clear(&run);
+                        ret = r;
+                        stopped = "error";
+                        break;
+                }
+                if (kmsg_fd >= 0 && (r = kernel_reports_read_kmsg(kmsg_fd, &k)) < 0)
+                        fprintf(stderr, "explore: Cannot read the kernel log after run %zu: %s\n", i + 1, strerror(-r));
+                if (kmemleak && (r = kmemleak_collect(run_start, &k)) < 0)
+                        fprintf(stderr, "explore: Cannot scan for leaks after run %zu: %s\n", i + 1, strerror(-r));
+                r = add_command_report(&run, item, &k);
+                if (r >= 0)
+                        r = record_reports(&findings, &k, 0, item, repro, run.stack, i + 1, run_reports, &n_new);
+                if (r >= 0)
+                        r = json_append(runs, run_json(&run, item, i + 1, run_reports));
+                if (r < 0) {
+                        fault_run_clear(&run);
+                        ret = report_error(NULL, r, "Cannot record the run");
+                        stopped = "error";
+                        break;
+                }
+                if (!arg_json)
+                        print_run(&run, item, i + 1, plan.n, run_reports);
+                fault_run_clear(&run);
+        }
+        fault_run_restore_signals(&old_int, &old_term);
+
+        /* 4. Findings and the report. */
+        r = json_build_object(&report,
+                              JSON_PAIR_OBJECT("command", json_new_strv((const char *const *) argv + optind,
+                                                                        (size_t) (argc - optind))),
+                              JSON_PAIR_OBJECT("functions_asked", json_new_strv(functions, n_functions)),
+                              JSON_PAIR_U64("functions_denied", denied),
+                              JSON_PAIR_OBJECT("observing", json_object_get(disc.observing)),
+                              JSON_PAIR_REF("reached", reached),
+                              JSON_PAIR_REF("discovery_kernel_reports", base),
+                              JSON_PAIR_STRING("plan_per", per_call ? "call" : "stack"),
+                              JSON_PAIR_U64("plan_runs", plan.n),
+                              JSON_PAIR_U64("plan_left_out", plan.n_total - plan.n),
+                              JSON_PAIR_U64("max_runs", max_runs),
+                              JSON_PAIR_U64("timeout_usec", timeout),
+                              JSON_PAIR_BOOL("kernel_log_checked", kmsg_fd >= 0),
+                              JSON_PAIR_BOOL("kmemleak_checked", kmemleak),
+                              JSON_PAIR_REF("notes", notes),
+                              JSON_PAIR_STRING("stopped", stopped),
+                              JSON_PAIR_OBJECT("findings", findings_json(&findings)),
+                              JSON_PAIR_REF("runs", runs),
+                              JSON_BUILD_END);
+        if (r < 0)
+                return report_error(NULL, r, "Cannot build the report");
+        if (report_path && write_json_report(report_path, report) < 0 && ret == 0)
+                ret = EXIT_REFUSED;
+        if (html_path && (r = explore_write_html(html_path, report)) < 0) {
+                fprintf(stderr, "injectctl: Cannot write the HTML report to '%s': %s\n", html_path, strerror(-r));
+                if (ret == 0)
+                        ret = EXIT_REFUSED;
+        }
+        if (arg_json)
+                print_json(report, false);
+        else
+                print_findings(&findings);
+        fprintf(stderr, "explore: %zu run%s of %zu planned%s; %zu finding%s.\n", json_object_array_length(runs),
+                json_object_array_length(runs) == 1 ? "" : "s", plan.n,
+                strcmp(stopped, "interrupted") == 0 ? ", interrupted" : strcmp(stopped, "error") == 0 ? ", stopped by an error" : "",
+                findings.n, findings.n == 1 ? "" : "s");
+
+        if (ret != 0)
+                return ret;
+        if (fault_run_got_signal)
+                return 130;
+        return findings.n > 0 ? EXIT_REFUSED : 0;
+}

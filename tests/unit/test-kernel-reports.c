@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/* explore's reading of the kernel's reports: whole reports grouped from
+ * /dev/kmsg records, their detector, signatures that ignore what changes
+ * between runs (addresses, offsets, pids) and the reporting machinery's
+ * own frames, user-space records never counted; findings deduplicated by
+ * signature; reproducers quoted for the shell. */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "explore-findings.h"
+#include "kernel-reports.h"
+#include "test-util.h"
+
+static int feed(const char *const *records, size_t n, KernelReports *k) {
+        int sv[2], r;
+
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0, sv) < 0) {
+                printf("skip: no SEQPACKET sockets: %s\n", strerror(errno));
+                exit(EXIT_TEST_SKIP);
+        }
+        for (size_t i = 0; i < n; i++)
+                ASSERT_EQ(write(sv[1], records[i], strlen(records[i])), (ssize_t) strlen(records[i]));
+        r = kernel_reports_read_kmsg(sv[0], k);
+        close(sv[0]);
+        close(sv[1]);
+        return r;
+}
+
+/* A KASAN report as 6.1 prints it, one record per line, in two runs with
+ * different addresses and pids: one signature. */
+static void test_kasan(void) {
+        const char *run1[] = {
+                "6,1,100,-;injectd_test: scenario 2\n",
+                "3,2,100,-;==================================================================\n",
+                "3,3,100,-;BUG: KASAN: use-after-free in tm_write+0x2a1/0x3b0\n",
+                "3,4,100,-;Write of size 4 at addr ffff888006b3c1d0 by task sh/214\n",
+                "4,5,100,-;CPU: 1 PID: 214 Comm: sh Not tainted 6.1.192 #1\n",
+                "4,6,100,-;Call Trace:\n",
+                "4,7,100,-; <TASK>\n",
+                "4,8,100,-; dump_stack_lvl+0x5b/0x77\n",
+                "4,9,100,-; print_report+0x17f/0x47b\n",
+                "4,10,100,-; ? tm_write+0x2a1/0x3b0\n",
+                "4,11,100,-; kasan_report+0xbb/0xf0\n",
+                "4,12,100,-; tm_write+0x2a1/0x3b0\n",
+                "4,13,100,-; vfs_write+0x1c4/0x6e0\n",
+                "4,14,100,-; ksys_write+0xc9/0x170\n",
+                "4,15,100,-; do_syscall_64+0x3b/0x90\n",
+                "12,16,100,-;a user-space line in the middle\n",
+        };
+        const char *run2[] = {
+                "3,2,100,-;BUG: KASAN: use-after-free in tm_write+0x2a1/0x3b0\n",
+                "3,4,100,-;Write of size 4 at addr ffff888006d41008 by task sh/377\n",
+                "4,6,100,-;Call Trace:\n",
+                "4,8,100,-; dump_stack_lvl+0x5b/0x77\n",
+                "4,12,100,-; tm_write+0x2a1/0x3b0\n",
+                "4,13,100,-; vfs_write+0x1c4/0x6e0\n",
+                "4,14,100,-; ksys_write+0xc9/0x170\n",
+        };
+        KernelReports a = {}, b = {};
+
+        ASSERT_EQ(feed(run1, sizeof(run1) / sizeof(run1[0]), &a), 1);
+        ASSERT_EQ(a.n, 1u);
+        ASSERT_STREQ(a.v[0].detector, "kasan");
+        ASSERT_STREQ(a.v[0].title, "BUG: KASAN: use-after-free in tm_write+0x2a1/0x3b0");
+        ASSERT_STREQ(a.v[0].signature, "kasan: BUG: KASAN: use-after-free in tm_write @ tm_write < vfs_write < ksys_write");
+        ASSERT_TRUE(strstr(a.v[0].text, "Write of size 4") != NULL);
+        ASSERT_TRUE(strstr(a.v[0].text, "user-space") == NULL);
+        ASSERT_EQ(feed(run2, sizeof(run2) / sizeof(run2[0]), &b), 1);
+        ASSERT_STREQ(a.v[0].signature, b.v[0].signature);
+        kernel_reports_done(&a);
+        kernel_reports_done(&b);
+}
+
+static void test_detectors(void) {
+        const char *recs[] = {
+                "4,1,100,-;WARNING: CPU: 0 PID: 99 at drivers/misc/injectd_test.c:88 tm_write+0x1f/0x40\n",
+                "4,2,100,-;Call Trace:\n",
+                "4,3,100,-; tm_write+0x1f/0x40\n",
+                "4,4,100,-;WARNING: possible circular locking dependency detected\n",
+                "3,5,100,-;BUG: sleeping function called from invalid context at mm/slab.h:723\n",
+                "3,6,100,-;INFO: task mount:123 blocked for more than 120 seconds.\n",
+        };
+        KernelReports k = {};
+
+        ASSERT_EQ(feed(recs, sizeof(recs) / sizeof(recs[0]), &k), 4);
+        ASSERT_STREQ(k.v[0].detector, "warning");
+        /* The line of source stays, the pid does not. */
+        ASSERT_STREQ(k.v[0].signature, "warning: WARNING: CPU: N PID: N at drivers/misc/injectd_test.c:88 tm_write @ tm_write");
+        ASSERT_STREQ(k.v[1].detector, "lockdep");
+        ASSERT_STREQ(k.v[2].detector, "atomic-sleep");
+        ASSERT_STREQ(k.v[3].detector, "hung-task");
+        kernel_reports_done(&k);
+}
+
+static void test_kmemleak_signature(void) {
+        _cleanup_free_ char *s = kernel_report_signature(
+                "kmemleak", "unreferenced object 0xffff888004a1b2c0 (size 64):",
+                "unreferenced object 0xffff888004a1b2c0 (size 64):\n"
+                "  comm \"sh\", pid 214, jiffies 4294901234 (age 6.100s)\n"
+                "  backtrace:\n"
+                "    [<ffffffff81234567>] __kmalloc+0x4b/0x150\n"
+                "    [<ffffffff81abcdef>] tm_write+0x9c/0x3b0\n"
+                "    [<ffffffff81300000>] vfs_write+0x1c4/0x6e0\n");
+
+        ASSERT_STREQ(s, "kmemleak: unreferenced object X (size N): @ tm_write < vfs_write");
+}
+
+static void test_findings(void) {
+        _cleanup_(findings_done) Findings f = {};
+        _cleanup_free_ char *repro = NULL;
+        char *cmd[] = { "sh", "-c", "echo 1 > /dev/injectd_test", "it's", NULL };
+
+        repro = explore_reproducer("injectd_test_alloc_step", "ENOMEM", 3, cmd);
+        ASSERT_STREQ(repro, "injectctl run --fail injectd_test_alloc_step:ENOMEM,after=3,times=1 -- "
+                            "sh -c 'echo 1 > /dev/injectd_test' 'it'\\''s'");
+        free(repro);
+        repro = explore_reproducer("should_fail_alloc_page", NULL, 0, cmd + 3);
+        ASSERT_STREQ(repro, "injectctl run --fail should_fail_alloc_page,after=0,times=1 -- 'it'\\''s'");
+
+        ASSERT_EQ(findings_add(&f, "sig-a", "kasan", "t", "r", "f1", 0, "x", NULL, 1), 1);
+        ASSERT_EQ(findings_add(&f, "sig-a", "kasan", "t", "r", "f2", 5, "y", NULL, 2), 0);
+        ASSERT_EQ(findings_add(&f, "sig-b", "warning", "t", "r", "f2", 5, "y", NULL, 2), 1);
+        ASSERT_EQ(f.n, 2u);
+        ASSERT_EQ(f.v[0].n_runs, 2u);
+        ASSERT_STREQ(f.v[0].function, "f1");    /* the first run that found it */
+}
+
+int main(void) {
+        test_kasan();
+        test_detectors();
+        test_kmemleak_signature();
+        test_findings();
+        return 0;
+}

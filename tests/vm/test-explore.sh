@@ -1,0 +1,168 @@
+#!/bin/bash
+# injectctl explore on the debug kernel (bzImage-debug, booted with
+# kasan_multi_shot: tests/vm/meson.build's vm_debug_scenarios). Each of
+# /dev/injectd_test's scenarios 1 to 3 has a bug planted in an error path
+# (../shared/vmtest/README.md): explore must find it with the kernel's
+# detector that reports it (kmemleak, KASAN, WARN) and the step function
+# whose failure reaches it, and its reproducer alone must show the same
+# report; scenario 4's error path is correct: no finding. Discovery over
+# every injectable function attaches to hundreds at once. Alice explores
+# her own command within a policy rule, and is told what the kernel log
+# withholds from her; the HTML report is one file that refers to nothing
+# outside it; Observe refuses another user's process and
+# functions the policy does not grant.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-daemon.sh"
+
+INJECTCTL=$BUILD_DIR/src/client/injectctl
+[[ -x $INJECTCTL ]] || fail "injectctl is not built"
+[[ -c /dev/injectd_test ]] || fail "no /dev/injectd_test: not the debug kernel ($(uname -r))"
+assert_contains "$(cat /proc/cmdline)" kasan_multi_shot "the kernel command line"
+
+daemon_setup
+start_injectd
+mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
+[[ -w /sys/kernel/debug/kmemleak ]] || fail "kmemleak is not there"
+
+# explore_scenario N DETECTOR FUNCTION TITLE: explore finds TITLE's report
+# by DETECTOR after failing FUNCTION; then its reproducer, alone, shows it.
+explore_scenario() {
+    local n=$1 detector=$2 function=$3 title=$4 report=/tmp/explore-$1.json rc=0 f repro
+    log "explore scenario $n: expect $detector after failing $function"
+    "$INJECTCTL" --varlink explore --functions 'injectd_test_*' --report "$report" --html /tmp/explore-$n.html \
+        -- sh -c "echo $n > /dev/injectd_test" >/tmp/explore-$n.out 2>/tmp/explore-$n.err || rc=$?
+    cat /tmp/explore-$n.err /tmp/explore-$n.out >&2
+    assert_eq 1 "$rc" "explore's exit status with a finding (scenario $n)"
+    jq -e . "$report" >/dev/null || fail "the report is not JSON: $(head -c 300 "$report")"
+    [[ $(jq --arg f "$function" '[.reached[] | select(.function == $f)] | length' "$report") == 1 ]] ||
+        fail "discovery did not see $function: $(jq -c .reached "$report")"
+    f=$(jq -c --arg d "$detector" --arg f "$function" \
+        '[.findings[] | select(.detector == $d and .function == $f)] | first' "$report")
+    [[ $f != null ]] || fail "no $detector finding for $function: $(jq -c '[.findings[] | {detector, function, title}]' "$report")"
+    assert_contains "$(jq -r .title <<<"$f")" "$title" "the finding's title"
+    assert_eq 0 "$(jq .call <<<"$f")" "the failed call's number"
+    repro=$(jq -r .reproducer <<<"$f")
+    assert_contains "$repro" "injectctl run --fail $function:ENOMEM,after=0,times=1 -- sh -c 'echo $n > /dev/injectd_test'" \
+        "the reproducer"
+    assert_contains "$(cat /tmp/explore-$n.out)" "reproduce: $repro" "the reproducer printed"
+    assert_eq 0 "$(injections_left)" "injections left after explore (scenario $n)"
+    # The HTML report: one file that refers to nothing outside it.
+    assert_contains "$(cat /tmp/explore-$n.html)" "$title" "the HTML report"
+    if grep -Eio '(src|href|action)=|https?:|@import|url\(' /tmp/explore-$n.html; then
+        fail "the HTML report refers to something outside it"
+    fi
+
+    # The reproducer, alone, as printed (injectctl from PATH).
+    log "scenario $n: the reproducer alone"
+    echo clear >/sys/kernel/debug/kmemleak
+    dmesg -C
+    PATH=$(dirname "$INJECTCTL"):$PATH bash -c "$repro" >/dev/null 2>&1 || true
+    if [[ $detector == kmemleak ]]; then
+        # kmemleak reports an object 5 s old, unchanged between two scans.
+        sleep 6
+        echo scan >/sys/kernel/debug/kmemleak
+        echo scan >/sys/kernel/debug/kmemleak
+        assert_contains "$(cat /sys/kernel/debug/kmemleak)" "$title" "kmemleak after the reproducer"
+        echo clear >/sys/kernel/debug/kmemleak
+    else
+        assert_contains "$(dmesg)" "$title" "the kernel log after the reproducer"
+    fi
+}
+
+explore_scenario 1 kmemleak injectd_test_alloc_step "(size 64)"
+explore_scenario 2 kasan injectd_test_register_step "BUG: KASAN: use-after-free in tm_write"
+explore_scenario 3 warning injectd_test_commit_step "drivers/misc/injectd_test.c"
+
+log "explore scenario 4: a correct error path, no finding"
+rc=0
+"$INJECTCTL" --varlink explore --functions 'injectd_test_*' --report /tmp/explore-4.json \
+    -- sh -c 'echo 4 > /dev/injectd_test' >/tmp/explore-4.out 2>/tmp/explore-4.err || rc=$?
+cat /tmp/explore-4.err /tmp/explore-4.out >&2
+assert_eq 0 "$rc" "explore's exit status without a finding"
+assert_eq 0 "$(jq '.findings | length' /tmp/explore-4.json)" "findings of scenario 4"
+assert_contains "$(jq -c '[.runs[] | select(.function == "injectd_test_check_step")]' /tmp/explore-4.json)" \
+    '"fired":true' "the run that failed injectd_test_check_step"
+assert_contains "$(cat /tmp/explore-4.out)" "No findings." "the text output"
+
+# Discovery over every injectable function: one kprobe.multi link for
+# hundreds; what ftrace cannot trace is skipped with its reason.
+log "discovery over every injectable function (--max-runs 0)"
+rc=0
+"$INJECTCTL" --varlink explore --max-runs 0 --report /tmp/explore-all.json \
+    -- sh -c 'echo 4 > /dev/injectd_test' >/dev/null 2>/tmp/explore-all.err || rc=$?
+cat /tmp/explore-all.err >&2
+assert_eq 0 "$rc" "exit status of a discovery alone"
+attached=$(jq .observing.attached /tmp/explore-all.json)
+((attached > 500)) || fail "functions attached at once: expected hundreds, saw $attached"
+assert_eq 1 "$(jq '[.reached[] | select(.function == "injectd_test_check_step")] | length' /tmp/explore-all.json)" \
+    "injectd_test_check_step among the functions reached"
+((attached > 0 && $(jq '.reached | length' /tmp/explore-all.json) > 3)) ||
+    fail "functions reached by sh: $(jq -c '[.reached[].function]' /tmp/explore-all.json)"
+assert_eq 0 "$(jq .plan_runs /tmp/explore-all.json)" "runs with --max-runs 0"
+assert_eq 0 "$(injections_left)" "injections left after discovery"
+
+# Alice, within a policy rule that grants her the test device's steps.
+log "alice explores her own command within policy"
+cat >/etc/injectd/policy.d/50-explore.json <<'JSON'
+{
+  "rules": [
+    {
+      "name": "test-explore-steps",
+      "users": ["alice"],
+      "functions": ["injectd_test_*"],
+      "errors": ["ENOMEM"],
+      "scopes": ["process"],
+      "max-duration": "10min",
+      "max-active": 4
+    }
+  ]
+}
+JSON
+chmod 0644 /etc/injectd/policy.d/50-explore.json
+"$INJECTCTL" reload-policy >/dev/null
+rc=0
+as alice "$INJECTCTL" --varlink explore --functions 'injectd_test_*' --report /tmp/explore-alice.json \
+    -- sh -c 'echo 3 > /dev/injectd_test' >/tmp/explore-alice.out 2>/tmp/explore-alice.err || rc=$?
+cat /tmp/explore-alice.err >&2
+assert_eq 1 "$rc" "alice's explore, with a finding"
+assert_eq true "$(jq '(.functions_asked | length) >= 4 and all(.functions_asked[]; startswith("injectd_test_"))' \
+    /tmp/explore-alice.json)" "what alice may observe: the rule's functions only, $(jq -c .functions_asked /tmp/explore-alice.json)"
+assert_eq warning "$(jq -r '[.findings[] | select(.function == "injectd_test_commit_step")][0].detector' /tmp/explore-alice.json)" \
+    "alice's finding"
+assert_contains "$(cat /tmp/explore-alice.err)" "kmemleak is not available" "what alice is told about kmemleak"
+
+log "alice with kernel.dmesg_restrict=1: the kernel log is withheld, and she is told"
+sysctl -q kernel.dmesg_restrict=1
+rc=0
+as alice "$INJECTCTL" --varlink explore --functions 'injectd_test_*' --report /tmp/explore-alice2.json \
+    -- sh -c 'echo 3 > /dev/injectd_test' >/dev/null 2>/tmp/explore-alice2.err || rc=$?
+sysctl -q kernel.dmesg_restrict=0
+assert_eq 0 "$rc" "alice's explore without the kernel log: nothing she can see"
+assert_contains "$(cat /tmp/explore-alice2.err)" "The kernel log is withheld from you" "what alice is told"
+assert_eq false "$(jq .kernel_log_checked /tmp/explore-alice2.json)" "kernel_log_checked"
+
+log "Observe refuses another user's process and functions outside the policy"
+rc=0
+out=$(as alice "$VARLINK_CALL" --more "$SOCKET" org.injectd.Injector.Observe \
+    '{"functions":["injectd_test_check_step"],"pid":1}') || rc=$?
+assert_eq 1 "$rc" "Observe of pid 1 by alice"
+assert_contains "$out" ScopeNotOwned "the error"
+rc=0
+out=$(as alice "$VARLINK_CALL" --more "$SOCKET" org.injectd.Injector.Observe \
+    '{"functions":["open_ctree"]}') || rc=$?
+assert_eq 1 "$rc" "Observe of a function the policy does not grant alice"
+assert_contains "$out" FunctionNotAllowed "the error"
+# Her own process (the caller, by default), on a function granted to her:
+# the first reply says what is observed.
+out=$(as alice "$VARLINK_CALL" --more --count 1 "$SOCKET" org.injectd.Injector.Observe \
+    '{"functions":["injectd_test_check_step","injectd_test_nonexistent_step"]}')
+assert_eq 1 "$(jq '.parameters.observing.attached' <<<"$out")" "functions attached for alice"
+assert_contains "$(jq -c '.parameters.observing.skipped' <<<"$out")" "not on the kernel's error-injection list" \
+    "the function skipped, and why"
+rc=0
+out=$("$VARLINK_CALL" "$SOCKET" org.injectd.Injector.Observe '{"functions":["injectd_test_check_step"]}') || rc=$?
+assert_contains "$out" ExpectedMore "Observe without more"
+assert_eq 0 "$(injections_left)" "injections left at the end"
+
+stop_injectd
+finish
