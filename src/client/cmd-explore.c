@@ -130,7 +130,23 @@ static int plan_push(Plan *p, PlanItem item) {
 
 /* Round-robin across the functions reached: the i-th run of each before
  * the (i+1)-th of any, so that --max-runs cuts depth, not breadth. */
-static int plan_build(json_object *reached, json_object *list, bool per_call, uint64_t max_runs, Plan *ret) {
+/* Whether runs (the JSON runs of an earlier explore) failed this call. */
+static bool plan_done_before(json_object *runs, const char *function, uint64_t call) {
+        for (size_t i = 0; runs && i < json_object_array_length(runs); i++) {
+                json_object *r = json_object_array_get_idx(runs, i);
+                const char *f = NULL;
+                uint64_t c = UINT64_MAX;
+
+                (void) json_get_string(r, "function", &f);
+                (void) json_get_u64(r, "call", 0, UINT64_MAX, &c);
+                if (f && strcmp(f, function) == 0 && c == call)
+                        return true;
+        }
+        return false;
+}
+
+static int plan_build(json_object *reached, json_object *list, bool per_call, uint64_t max_runs, json_object *done,
+                      Plan *ret, size_t *ret_skipped) {
         Plan p = {};
         size_t n = json_object_array_length(reached);
         bool more = true;
@@ -158,6 +174,10 @@ static int plan_build(json_object *reached, json_object *list, bool per_call, ui
                         } else if (depth >= calls)
                                 continue;
                         more = true;
+                        if (plan_done_before(done, name, first)) {
+                                (*ret_skipped)++;
+                                continue;
+                        }
                         p.n_total++;
                         if (p.n >= max_runs)
                                 continue;
@@ -378,6 +398,61 @@ static void print_reached(json_object *reached, json_object *observing, size_t n
                 fprintf(stderr, "  ... and %zu more\n", n - EXPLORE_REACHED_SHOWN);
 }
 
+/* An earlier explore's report, to resume: it must be of the same
+ * command. Its findings go into *findings, its runs into runs; the rest
+ * (its discovery) stays in *ret. Returns 0 or an exit code. */
+static int resume_load(const char *path, char **cmd, size_t n_cmd, json_object **ret, Findings *findings,
+                       json_object *runs) {
+        _cleanup_json_ json_object *o = json_object_from_file(path), *want = NULL;
+        json_object *a = NULL, *reached = NULL;
+        int r;
+
+        if (!o) {
+                fprintf(stderr, "injectctl: --resume: cannot read an explore report from '%s': %s\n", path,
+                        json_util_get_last_err() ?: "unknown error");
+                return EXIT_REFUSED;
+        }
+        want = json_new_strv((const char *const *) cmd, n_cmd);
+        if (!want)
+                return report_error(NULL, -ENOMEM, "Out of memory");
+        if (json_get_array(o, "command", &a) < 0 || !json_object_equal(a, want) ||
+            json_get_array(o, "reached", &reached) < 0 || json_get_array(o, "runs", &a) < 0) {
+                fprintf(stderr, "injectctl: --resume: '%s' is not the report of an explore of this command\n", path);
+                return EXIT_REFUSED;
+        }
+        for (size_t i = 0; i < json_object_array_length(a); i++) {
+                r = json_append(runs, json_object_get(json_object_array_get_idx(a, i)));
+                if (r < 0)
+                        return report_error(NULL, r, "Cannot resume");
+        }
+        a = NULL;
+        (void) json_get_array(o, "findings", &a);
+        for (size_t i = 0; a && i < json_object_array_length(a); i++) {
+                json_object *f = json_object_array_get_idx(a, i), *stack = NULL;
+                const char *keys[] = { "signature", "detector", "title", "report", "function", "reproducer" };
+                const char *v[6] = {};
+                uint64_t call = 0, first = 0, n = 1;
+
+                for (size_t k = 0; k < 6; k++)
+                        if (json_get_string(f, keys[k], &v[k]) < 0) {
+                                fprintf(stderr, "injectctl: --resume: finding %zu of '%s' has no '%s'\n", i + 1,
+                                        path, keys[k]);
+                                return EXIT_REFUSED;
+                        }
+                (void) json_get_u64(f, "call", 0, UINT64_MAX, &call);
+                (void) json_get_u64(f, "first_run", 0, UINT64_MAX, &first);
+                (void) json_get_u64(f, "runs", 1, UINT64_MAX, &n);
+                (void) json_get_array(f, "stack", &stack);
+                r = findings_add(findings, v[0], v[1], v[2], v[3], v[4], call, v[5], stack, first);
+                if (r < 0)
+                        return report_error(NULL, r, "Cannot resume");
+                if (r > 0)
+                        findings->v[findings->n - 1].n_runs = n;
+        }
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
 enum {
         ARG_FUNCTIONS = ARG_COMMAND_BASE,
         ARG_MAX_RUNS,
@@ -409,7 +484,9 @@ int cmd_explore(int argc, char **argv) {
         _cleanup_free_ const char **functions = NULL;
         _cleanup_free_ char **globs = NULL;
         _cleanup_close_ int kmsg_fd = -1;
-        const char *report_path = NULL, *html_path = NULL, *stopped = "done";
+        const char *report_path = NULL, *html_path = NULL, *resume_path = NULL, *stopped = "done";
+        _cleanup_json_ json_object *resumed = NULL, *resumed_observing = NULL;
+        size_t n_before = 0, n_skipped_done = 0;
         json_object *reached = NULL;
         uint64_t max_runs = EXPLORE_MAX_RUNS_DEFAULT, timeout = EXPLORE_TIMEOUT_DEFAULT, started;
         size_t n_globs = 0, n_functions = 0, denied = 0;
@@ -456,7 +533,10 @@ int cmd_explore(int argc, char **argv) {
                         html_path = optarg;
                         break;
                 case ARG_RESUME:
-                        return usage_error("explore --resume is not implemented yet (issue 16)");
+                        if (!*optarg)
+                                return usage_error("--resume needs the report file of an earlier explore");
+                        resume_path = optarg;
+                        break;
                 default:
                         ret = handle_global_option(c, optarg, argv);
                         if (ret >= 0)
@@ -505,7 +585,21 @@ int cmd_explore(int argc, char **argv) {
         } else
                 (void) kmemleak_clear();
 
-        /* 1. Discovery. */
+        /* 1. Discovery, unless an earlier explore of the same command made it. */
+        if (resume_path) {
+                r = resume_load(resume_path, argv + optind, (size_t) (argc - optind), &resumed, &findings, runs);
+                if (r != 0)
+                        return r;
+                (void) json_get_array(resumed, "reached", &reached);
+                (void) json_get_object(resumed, "observing", &resumed_observing);
+                resumed_observing = json_object_get(resumed_observing);
+                (void) json_get_array(resumed, "discovery_kernel_reports", &base);
+                base = json_object_get(base);
+                n_before = json_object_array_length(runs);
+                fprintf(stderr, "explore: resuming '%s': its discovery, %zu run%s and %zu finding%s.\n", resume_path,
+                        n_before, n_before == 1 ? "" : "s", findings.n, findings.n == 1 ? "" : "s");
+                print_reached(reached, resumed_observing, n_functions, denied);
+        } else {
         if (kmsg_fd >= 0)
                 (void) kmsg_drain_kernel(kmsg_fd, NULL, NULL);
         fprintf(stderr, "explore: discovery: running the command once, observing %zu functions...\n", n_functions);
@@ -532,11 +626,14 @@ int cmd_explore(int argc, char **argv) {
         if (disc.hung)
                 fprintf(stderr, "explore: the discovery run did not end within --timeout: it was killed, and the "
                         "counts cover what it did until then.\n");
+        }
 
         /* 2. The plan. */
-        r = plan_build(reached, list, per_call, max_runs, &plan);
+        r = plan_build(reached, list, per_call, max_runs, runs, &plan, &n_skipped_done);
         if (r < 0)
                 return report_error(NULL, r, "Cannot make the plan");
+        if (n_skipped_done)
+                fprintf(stderr, "explore: %zu of the plan's runs were done before: not run again.\n", n_skipped_done);
         print_plan(&plan, per_call, max_runs);
 
         /* 3. The runs. */
@@ -548,7 +645,7 @@ int cmd_explore(int argc, char **argv) {
                 _cleanup_free_ char *repro = NULL;
                 _cleanup_json_ json_object *run_reports = json_object_new_array();
                 const PlanItem *item = &plan.v[i];
-                uint64_t run_start;
+                uint64_t run_end;
                 size_t n_new = 0;
                 FaultRun run;
 
@@ -569,8 +666,9 @@ int cmd_explore(int argc, char **argv) {
                         (void) kmemleak_clear();
 
                 progress(tty, i, plan.n, started);
-                run_start = now_usec(CLOCK_MONOTONIC);
                 r = fault_run_one(&runner, spec, argv + optind, item->call, &run);
+                /* What CMD leaked, it allocated before it ended. */
+                run_end = now_usec(CLOCK_MONOTONIC);
                 progress(tty, SIZE_MAX, 0, 0);
                 if (fault_run_got_signal) {
                         fault_run_clear(&run);
@@ -585,13 +683,14 @@ int cmd_explore(int argc, char **argv) {
                 }
                 if (kmsg_fd >= 0 && (r = kernel_reports_read_kmsg(kmsg_fd, &k)) < 0)
                         fprintf(stderr, "explore: Cannot read the kernel log after run %zu: %s\n", i + 1, strerror(-r));
-                if (kmemleak && (r = kmemleak_collect(run_start, &k)) < 0)
+                if (kmemleak && (r = kmemleak_collect(run_end, &k)) < 0)
                         fprintf(stderr, "explore: Cannot scan for leaks after run %zu: %s\n", i + 1, strerror(-r));
                 r = add_command_report(&run, item, &k);
                 if (r >= 0)
-                        r = record_reports(&findings, &k, 0, item, repro, run.stack, i + 1, run_reports, &n_new);
+                        r = record_reports(&findings, &k, 0, item, repro, run.stack, n_before + i + 1, run_reports,
+                                           &n_new);
                 if (r >= 0)
-                        r = json_append(runs, run_json(&run, item, i + 1, run_reports));
+                        r = json_append(runs, run_json(&run, item, n_before + i + 1, run_reports));
                 if (r < 0) {
                         fault_run_clear(&run);
                         ret = report_error(NULL, r, "Cannot record the run");
@@ -610,7 +709,7 @@ int cmd_explore(int argc, char **argv) {
                                                                         (size_t) (argc - optind))),
                               JSON_PAIR_OBJECT("functions_asked", json_new_strv(functions, n_functions)),
                               JSON_PAIR_U64("functions_denied", denied),
-                              JSON_PAIR_OBJECT("observing", json_object_get(disc.observing)),
+                              JSON_PAIR_OBJECT("observing", json_object_get(resumed ? resumed_observing : disc.observing)),
                               JSON_PAIR_REF("reached", reached),
                               JSON_PAIR_REF("discovery_kernel_reports", base),
                               JSON_PAIR_STRING("plan_per", per_call ? "call" : "stack"),
@@ -638,8 +737,8 @@ int cmd_explore(int argc, char **argv) {
                 print_json(report, false);
         else
                 print_findings(&findings);
-        fprintf(stderr, "explore: %zu run%s of %zu planned%s; %zu finding%s.\n", json_object_array_length(runs),
-                json_object_array_length(runs) == 1 ? "" : "s", plan.n,
+        fprintf(stderr, "explore: %zu run%s of %zu planned%s; %zu finding%s.\n", json_object_array_length(runs) - n_before,
+                json_object_array_length(runs) - n_before == 1 ? "" : "s", plan.n,
                 strcmp(stopped, "interrupted") == 0 ? ", interrupted" : strcmp(stopped, "error") == 0 ? ", stopped by an error" : "",
                 findings.n, findings.n == 1 ? "" : "s");
 

@@ -38,11 +38,11 @@ int kmemleak_available(void);
 /* Forgets what it reported so far ("clear"), so that the next read shows
  * only leaks from now on. */
 int kmemleak_clear(void);
-/* Scans twice, min_age_usec after since_usec (CLOCK_MONOTONIC, when the
- * objects of interest were allocated at the latest; kmemleak reports an
- * object only once it is older than its 5 s minimum age and unchanged
- * between two scans), then adds each reported leak to reports and clears
- * them. Returns the number added, or a negative errno. */
+/* Scans twice, once the objects allocated before since_usec
+ * (CLOCK_MONOTONIC: when the work of interest ended) are old enough
+ * (kmemleak reports an object only once it is older than its 5 s minimum
+ * age and unchanged between two scans), then adds each reported leak to
+ * reports and clears them. Returns the number added, or a negative errno. */
 int kmemleak_collect(unsigned long long since_usec, KernelReports *reports);
 
 /* The signature of a report's text (exposed for the unit test). */

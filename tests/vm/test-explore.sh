@@ -84,6 +84,20 @@ assert_contains "$(jq -c '[.runs[] | select(.function == "injectd_test_check_ste
     '"fired":true' "the run that failed injectd_test_check_step"
 assert_contains "$(cat /tmp/explore-4.out)" "No findings." "the text output"
 
+log "explore --resume: what the earlier report ran is not run again"
+rc=0
+"$INJECTCTL" --varlink explore --functions 'injectd_test_*' --resume /tmp/explore-4.json \
+    --report /tmp/explore-4b.json -- sh -c 'echo 4 > /dev/injectd_test' >/dev/null 2>/tmp/explore-4b.err || rc=$?
+cat /tmp/explore-4b.err >&2
+assert_eq 0 "$rc" "exit status of the resumed explore"
+assert_contains "$(cat /tmp/explore-4b.err)" "1 of the plan's runs were done before" "what resuming skipped"
+assert_not_contains "$(cat /tmp/explore-4b.err)" "discovery: running" "a discovery when resuming"
+assert_eq "$(jq -c .runs /tmp/explore-4.json)" "$(jq -c .runs /tmp/explore-4b.json)" "the runs carried over"
+rc=0
+err=$("$INJECTCTL" --varlink explore --resume /tmp/explore-4.json -- sh -c 'echo 3 > /dev/injectd_test' 2>&1) || rc=$?
+assert_eq 1 "$rc" "--resume with another command"
+assert_contains "$err" "is not the report of an explore of this command" "the refusal"
+
 # Discovery over every injectable function: one kprobe.multi link for
 # hundreds; what ftrace cannot trace is skipped with its reason.
 log "discovery over every injectable function (--max-runs 0)"
