@@ -165,20 +165,20 @@ int engine_preload(Engine *e) {
         if (!kernel_probe_available(p, PROBE_INJECTION))
                 return 0;
         fd = engine_tags_fd(e);
-        if (fd < 0)
-                return fd;
-        r = scope_tags_prepare(&e->tags_program, fd, e->ns_per_tick);
-        if (r < 0)
-                return r;
+        r = fd < 0 ? fd : scope_tags_prepare(&e->tags_program, fd, e->ns_per_tick);
+        /* Each is loaded without the other, should one fail. */
         if (e->caps.override == 0) {
                 _cleanup_(engine_unlockp) Engine *locked = NULL;
+                int k;
 
                 /* It pins the shared maps, which takes the lock. */
-                r = engine_lock(e);
-                if (r < 0)
-                        return r;
-                locked = e;
-                r = site_kprobe_preload(e);
+                k = engine_lock(e);
+                if (k >= 0) {
+                        locked = e;
+                        k = site_kprobe_preload(e);
+                }
+                if (r >= 0)
+                        r = k;
         }
         return r;
 }
