@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "cleanup.h"
 #include "engine-internal.h"
@@ -102,12 +101,7 @@ int engine_adopt(Engine *e, AdoptResult **ret, size_t *ret_n) {
 
         remove_tmp_dirs(e);
         r = site_foreach_slot(e, adopt_fn, true, &c);
-        if (r >= 0 && access(e->outer_path[SITE_MAP_INFO], F_OK) >= 0) {
-                /* The outer maps hold only the sites that survived. */
-                r = engine_pin_shared(e);
-                if (r >= 0)
-                        r = site_index_gc(e);
-        }
+
         if (r >= 0) {
                 /* What survived is all the index should know. */
                 engine_index_invalidate(e);

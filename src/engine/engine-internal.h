@@ -37,7 +37,6 @@ struct Engine {
         int tags_fd;
         char *outer_path[_SITE_MAP_MAX];
         int outer_fd[_SITE_MAP_MAX];
-        uint32_t next_site_index;       /* where the search for a free index starts */
         struct inject_bpf *kprobe_program;      /* the one every kprobe site runs (site.c) */
         uint64_t ns_per_tick;
         uint32_t max_slots;             /* slots of a site loaded from now on */

@@ -114,7 +114,8 @@ typedef struct Engine Engine;
 typedef struct EnginePhases {
         uint64_t load_usec;             /* opening and preparing inject.bpf.c (ELF, BTF, configuration) */
         uint64_t verify_usec;           /* the kernel creating its maps and verifying it (bpf(BPF_PROG_LOAD)) */
-        uint64_t attach_usec;           /* attaching and pinning the site, or re-attaching a cached program */
+        uint64_t attach_usec;           /* creating the site's maps (publishing them in the outer maps),
+                                         * attaching and pinning it; or re-attaching a cached program */
         uint64_t tag_usec;              /* a process scope: finding its root and tagging its tasks,
                                          * tags.bpf.c's loading included when it had to be */
         uint64_t total_usec;            /* the whole engine_arm(), these and the map writes */

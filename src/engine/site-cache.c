@@ -66,6 +66,12 @@ static OwnedSite *owned_site_free(Engine *e, OwnedSite *o) {
         return NULL;
 }
 
+void site_cache_held(Engine *e, bool *held) {
+        for (OwnedSite *o = e->owned; o; o = o->next)
+                if (o->maps.index < INJECT_MAX_SITES)
+                        held[o->maps.index] = true;
+}
+
 void site_cache_free_all(Engine *e) {
         while (e->owned)
                 owned_site_free(e, e->owned);

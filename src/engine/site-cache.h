@@ -24,5 +24,7 @@ void site_cache_own(Engine *e, const char *function, Backend b, struct inject_bp
  * detached now. Keeps it for reuse, with its index: true. Or frees it:
  * false, and the caller frees the index. */
 bool site_cache_put(Engine *e, const char *function, Backend b);
+/* Marks held[i] for the index i of each program we keep, attached or not. */
+void site_cache_held(Engine *e, bool *held);
 /* Frees every program, attached or not (pinned ones stay attached). */
 void site_cache_free_all(Engine *e);

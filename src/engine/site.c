@@ -354,7 +354,11 @@ static uint32_t map_id(int fd) {
         return info.id;
 }
 
-/* The id of the info map at index in the outer map, 0 when none is. */
+/* The id of the info map at index in the outer map, 0 when none is.
+ * Linux up to 6.7 waits for an RCU grace period after every system call on
+ * a map of maps, lookups included (maybe_wait_bpf_programs()): tens of
+ * milliseconds under emulation. So the outer maps are looked up only to
+ * make sure of a cached program's index, and never scanned. */
 static uint32_t site_index_owner(Engine *e, uint32_t index) {
         uint32_t id = 0;
 
@@ -381,17 +385,50 @@ void site_maps_unpublish(Engine *e, const SiteMaps *m) {
                 site_index_clear(e, m->index);
 }
 
+/* The indices held: by the pinned sites (read from their site maps), and by
+ * this engine's cached programs. A pinned site's index is never taken by
+ * another, so a site being retired may clear its own without looking. An
+ * index published by an engine that crashed before it pinned the site is
+ * free, and overwritten when it is taken: the lowest free one is, so such
+ * leftovers are few and soon replaced. Another engine's cached programs are
+ * not seen: one whose index is taken finds out before it is re-attached
+ * (site_maps_published()), and then loads afresh. */
+static int site_indices_held(Engine *e, bool *held) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+
+        d = opendir(e->sites_dir);
+        if (!d)
+                return errno == ENOENT ? 0 : negative_errno();
+        while ((de = readdir(d))) {
+                struct inject_site_info info;
+                _cleanup_close_ int fd = -1;
+                char dir[PATH_MAX], p[PATH_MAX];
+                uint32_t zero = 0;
+
+                if (de->d_name[0] == '.' || pin_path(dir, sizeof(dir), e->sites_dir, de->d_name) < 0 ||
+                    pin_path(p, sizeof(p), dir, "site") < 0)
+                        continue;
+                fd = bpf_obj_get(p);
+                if (fd >= 0 && bpf_map_lookup_elem(fd, &zero, &info) >= 0 && info.index < INJECT_MAX_SITES)
+                        held[info.index] = true;
+        }
+        site_cache_held(e, held);
+        return 0;
+}
+
 /* Creates a site's maps, with its identity in its info, and publishes them
- * at a free index of the outer maps, which claims the index. The caller
- * holds the engine lock, so no other engine looks for a free index at the
- * same time. */
+ * at a free index of the outer maps (site_indices_held()). The caller holds
+ * the engine lock, so no other engine looks for a free index at the same
+ * time. */
 static int site_maps_new(Engine *e, const char *function, Backend b, SiteMaps *ret, InjectError *err) {
         _cleanup_(site_maps_close) SiteMaps m = SITE_MAPS_NULL;
         LIBBPF_OPTS(bpf_map_create_opts, slots_opts, .map_flags = BPF_F_INNER_MAP);
         struct inject_site_info info = { .backend = b };
         uint64_t bootstrap_cache = 0;
         const Guard *guard;
-        uint32_t zero = 0, index, id;
+        _cleanup_free_ bool *held = NULL;
+        uint32_t zero = 0, index;
         int fds[_SITE_MAP_MAX];
         int r;
 
@@ -402,19 +439,18 @@ static int site_maps_new(Engine *e, const char *function, Backend b, SiteMaps *r
                                         "Cannot find the kernel's kmem_cache bootstrap cache in /proc/kallsyms, "
                                         "which '%s' must never fail: %s", function, strerror(-r));
 
-        for (index = 0; index < INJECT_MAX_SITES; index++) {
-                uint32_t i = (e->next_site_index + index) % INJECT_MAX_SITES;
-
-                if (bpf_map_lookup_elem(e->outer_fd[SITE_MAP_INFO], &i, &id) < 0) {
-                        if (errno != ENOENT)
-                                return negative_errno();
-                        break;
-                }
-        }
+        held = calloc(INJECT_MAX_SITES, sizeof(*held));
+        if (!held)
+                return -ENOMEM;
+        r = site_indices_held(e, held);
+        if (r < 0)
+                return r;
+        for (index = 0; index < INJECT_MAX_SITES && held[index]; index++)
+                ;
         if (index == INJECT_MAX_SITES)
                 return inject_error_set(err, -EUSERS, INJECT_ERROR_TOO_MANY,
                                         "%d functions already have injections armed", INJECT_MAX_SITES);
-        m.index = (e->next_site_index + index) % INJECT_MAX_SITES;
+        m.index = index;
 
         /* The scopes hash holds at most one entry per slot. */
         m.n_slots = e->max_slots;
@@ -446,7 +482,6 @@ static int site_maps_new(Engine *e, const char *function, Backend b, SiteMaps *r
                         site_index_clear(e, m.index);
                         return r;
                 }
-        e->next_site_index = (m.index + 1) % INJECT_MAX_SITES;
 
         *ret = m;
         m = SITE_MAPS_NULL;
@@ -506,7 +541,11 @@ int site_create(Engine *e, const char *function, Backend b, const char *dir, Sit
                 return site_open(dir, ret);
         }
 
+        /* The site's maps are part of attaching it: with kprobe, they and
+         * the attach are all a new site costs. */
+        t = now_usec(CLOCK_MONOTONIC);
         r = site_maps_new(e, function, b, &m, err);
+        e->phases.attach_usec += now_usec(CLOCK_MONOTONIC) - t;
         if (r < 0)
                 goto fail;
         if (b == BACKEND_KPROBE)
@@ -529,7 +568,8 @@ int site_create(Engine *e, const char *function, Backend b, const char *dir, Sit
         return site_open(dir, ret);
 
 fail:
-        site_maps_unpublish(e, &m);
+        if (m.site >= 0)        /* published just now, under the lock */
+                site_index_clear(e, m.index);
         if (b == BACKEND_FMOD_RET)
                 site_program_free(skel);
         engine_gc_root(e);
@@ -575,7 +615,6 @@ int site_recount(Site *s) {
 /* An fmod_ret site's program is then kept for reuse (site_cache_put()),
  * its index with it; a kprobe site's index is free again. */
 int site_retire(Engine *e, Site *s) {
-        SiteMaps m = SITE_MAPS_NULL;
         char function[INJECT_FUNC_LEN];
         int r;
 
@@ -583,57 +622,12 @@ int site_retire(Engine *e, Site *s) {
         function[INJECT_FUNC_LEN - 1] = 0;
         r = pin_dir_remove(s->dir);
         /* Only once the link pin is gone is the program surely detached. */
-        if (r >= 0 && !(s->info.backend == BACKEND_FMOD_RET && site_cache_put(e, function, s->info.backend))) {
-                m.site = s->site_fd;
-                m.index = s->info.index;
-                site_maps_unpublish(e, &m);
-        }
+        /* Its index is its own (site_indices_held()): no need to look. */
+        if (r >= 0 && !(s->info.backend == BACKEND_FMOD_RET && site_cache_put(e, function, s->info.backend)) &&
+            s->info.index < INJECT_MAX_SITES)
+                site_index_clear(e, s->info.index);
         engine_gc_root(e);
         return r;
-}
-
-/* Frees the indices no pinned site holds: a crash between publishing a
- * site's maps and pinning them, or an fmod_ret program cached by an engine
- * that ended. The caller holds the lock; cached programs of this engine
- * keep theirs only while it runs, and a re-attach checks its index first. */
-int site_index_gc(Engine *e) {
-        _cleanup_free_ uint32_t *held = NULL;
-        _cleanup_(closedirp) DIR *d = NULL;
-        size_t n = 0;
-        struct dirent *de;
-        int r;
-
-        if (e->outer_fd[SITE_MAP_INFO] < 0)
-                return 0;
-        held = calloc(INJECT_MAX_SITES, sizeof(*held));
-        if (!held)
-                return -ENOMEM;
-        d = opendir(e->sites_dir);
-        while (d && (de = readdir(d)) && n < INJECT_MAX_SITES) {
-                _cleanup_(site_closep) Site s = SITE_NULL;
-                char dir[PATH_MAX];
-
-                if (de->d_name[0] == '.' || pin_path(dir, sizeof(dir), e->sites_dir, de->d_name) < 0)
-                        continue;
-                if (site_open(dir, &s) >= 0)
-                        held[n++] = map_id(s.site_fd);
-        }
-        for (uint32_t i = 0; i < INJECT_MAX_SITES; i++) {
-                uint32_t id;
-                bool keep = false;
-
-                if (bpf_map_lookup_elem(e->outer_fd[SITE_MAP_INFO], &i, &id) < 0) {
-                        if (errno == ENOENT)
-                                continue;
-                        r = negative_errno();
-                        return r;
-                }
-                for (size_t k = 0; k < n && !keep; k++)
-                        keep = held[k] == id;
-                if (!keep)
-                        site_index_clear(e, i);
-        }
-        return 0;
 }
 
 /* A process scope is found by its root's tag (inject.h), not its pid. */

@@ -53,8 +53,6 @@ int site_recount(Site *s);
 /* Unpins a site with nothing armed, which detaches its program, and frees
  * its index (an fmod_ret site the cache keeps keeps it). */
 int site_retire(Engine *e, Site *s);
-/* Frees the outer maps' indices that no pinned site holds (adoption). */
-int site_index_gc(Engine *e);
 /* Takes one injection out of a site; retires the site when it was the last. */
 int site_remove_slot(Engine *e, Site *s, uint32_t idx);
 

@@ -80,7 +80,8 @@ jq -e '.kprobe_program.verify_usec > 0 and .kprobe_program.verified_insns > 0' <
     fail "expected the shared kprobe program's load in the statistics, saw $(jq -c .kprobe_program <<<"$st0")"
 log "the shared kprobe program is $PROG: $(jq -c .kprobe_program <<<"$st0")"
 
-# Two processes, each one openat then three eventfd2 calls.
+# Two processes, each one openat then three eventfd2 calls (the openat's
+# result on its own line).
 start_fixture open-eventfd 3 /etc/hostname
 a_pid=$FIXTURE_PID a_fd=$FIXTURE_FD a_out=$FIXTURE_OUT
 start_fixture open-eventfd 3 /etc/hostname
@@ -101,10 +102,12 @@ grep -qw "$F2" "$KPROBES" || fail "no kprobe on $F2 while armed: $(cat "$KPROBES
 # Each fails only its own function, only in its own scope.
 FIXTURE_PID=$a_pid FIXTURE_FD=$a_fd FIXTURE_OUT=$a_out
 release_fixture
-assert_eq "ENOENT 0 0 0" "$FIXTURE_RESULTS" "A's calls ($F1 armed for A)"
+assert_eq ENOENT "$(sed -n 's/^open: //p' "$a_out")" "A's openat ($F1 armed for A)"
+assert_eq "0 0 0" "$FIXTURE_RESULTS" "A's eventfd2 calls ($F2 armed for B)"
 FIXTURE_PID=$b_pid FIXTURE_FD=$b_fd FIXTURE_OUT=$b_out
 release_fixture
-assert_eq "0 EINVAL EINVAL EINVAL" "$FIXTURE_RESULTS" "B's calls ($F2 armed for B)"
+assert_eq 0 "$(sed -n 's/^open: //p' "$b_out")" "B's openat ($F1 armed for A)"
+assert_eq "EINVAL EINVAL EINVAL" "$FIXTURE_RESULTS" "B's eventfd2 calls ($F2 armed for B)"
 assert_eq "1 1" "$(seen_injected "$id1")" "$F1's injection: calls seen, faults"
 assert_eq "3 3" "$(seen_injected "$id2")" "$F2's injection: calls seen, faults"
 
