@@ -398,9 +398,9 @@ static int site_indices_held(Engine *e, bool *held) {
         struct dirent *de;
 
         d = opendir(e->sites_dir);
-        if (!d)
-                return errno == ENOENT ? 0 : negative_errno();
-        while ((de = readdir(d))) {
+        if (!d && errno != ENOENT)
+                return negative_errno();
+        while (d && (de = readdir(d))) {
                 struct inject_site_info info;
                 _cleanup_close_ int fd = -1;
                 char dir[PATH_MAX], p[PATH_MAX];

@@ -25,32 +25,13 @@ KPROBES=/sys/kernel/debug/kprobes/list
 
 # inject FUNCTION ERROR PID: a detached kprobe injection as root, scoped
 # to PID; prints its id.
-inject() {
-    local out
-    out=$("$VARLINK_CALL" "$SOCKET" org.injectd.Injector.Inject \
-        "{\"function\":\"$1\",\"error\":\"$2\",\"backend\":\"kprobe\",\"scope\":\"process\",\"pid\":$3,\"detach\":true,\"duration_usec\":300000000}") ||
-        fail "Inject $1 was refused: $out"
-    jq -er .parameters.id <<<"$out" || fail "Inject printed no id: $out"
-}
-
-cancel() {
-    "$VARLINK_CALL" "$SOCKET" org.injectd.Injector.Cancel "{\"id\":\"$1\"}" >/dev/null || fail "Cancel $1 failed"
-}
+inject() { root_inject "$1" "$2" kprobe "$3"; }
+cancel() { root_cancel "$1"; }
 
 # seen_injected ID: "SEEN INJECTED" of an armed injection.
 seen_injected() {
     "$VARLINK_CALL" "$SOCKET" org.injectd.Injector.ListInjections '{"all":true}' |
         jq -r --arg id "$1" '.parameters.injections[] | select(.id == $id) | "\(.calls_seen) \(.faults_injected)"'
-}
-
-engine_stats() {
-    local out
-    out=$("$VARLINK_CALL" "$SOCKET" org.injectd.Injector.GetCapabilities '{}') || fail "GetCapabilities failed: $out"
-    jq -ec .parameters.capabilities.engine <<<"$out" || fail "no engine statistics in the capabilities: $out"
-}
-
-prog_ids() {
-    bpftool prog show --json | jq -r --arg n "${1:0:15}" '.[] | select(.name == $n) | .id'
 }
 
 # maps_named NAME...: how many loaded maps have one of these names.

@@ -25,25 +25,10 @@ start_injectd --site-cache=10min
 PINS=/sys/fs/bpf/injectd/sites
 TAGS=/sys/fs/bpf/injectd/tags
 
-# inject FUNCTION BACKEND PID EXTRA-JSON: a detached injection as root,
-# scoped to PID; prints its id.
-inject() {
-    local out
-    out=$("$VARLINK_CALL" "$SOCKET" org.injectd.Injector.Inject \
-        "{\"function\":\"$1\",\"error\":\"ENOENT\",\"backend\":\"$2\",\"scope\":\"process\",\"pid\":$3,\"detach\":true,\"duration_usec\":300000000$4}") ||
-        fail "Inject $1 ($2) was refused: $out"
-    jq -er .parameters.id <<<"$out" || fail "Inject printed no id: $out"
-}
-
-cancel() {
-    "$VARLINK_CALL" "$SOCKET" org.injectd.Injector.Cancel "{\"id\":\"$1\"}" >/dev/null || fail "Cancel $1 failed"
-}
-
-# prog_ids NAME: ids of the loaded programs called NAME (bpftool cuts names
-# to 15 characters), one a line.
-prog_ids() {
-    bpftool prog show --json | jq -r --arg n "${1:0:15}" '.[] | select(.name == $n) | .id'
-}
+# inject FUNCTION BACKEND PID EXTRA-JSON: a detached ENOENT injection as
+# root, scoped to PID; prints its id.
+inject() { root_inject "$1" ENOENT "$2" "$3" "$4"; }
+cancel() { root_cancel "$1"; }
 
 # link_prog SITE: the id of the program the site's pinned link attaches.
 link_prog() {
@@ -76,13 +61,6 @@ expect_empty_maps() {
         assert_eq 0 "$n" "entries in use in the cached program's $name map"
     done
     assert_eq 2 "$seen" "scopes and slots maps kept with the cached program"
-}
-
-# engine_stats: the capabilities document's "engine" object.
-engine_stats() {
-    local out
-    out=$("$VARLINK_CALL" "$SOCKET" org.injectd.Injector.GetCapabilities '{}') || fail "GetCapabilities failed: $out"
-    jq -ec .parameters.capabilities.engine <<<"$out" || fail "no engine statistics in the capabilities: $out"
 }
 
 # expect_phases STATS WHICH: the last arm's phases, as a cold (loaded and
