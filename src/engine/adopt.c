@@ -101,7 +101,6 @@ int engine_adopt(Engine *e, AdoptResult **ret, size_t *ret_n) {
 
         remove_tmp_dirs(e);
         r = site_foreach_slot(e, adopt_fn, true, &c);
-
         if (r >= 0) {
                 /* What survived is all the index should know. */
                 engine_index_invalidate(e);
