@@ -144,11 +144,11 @@ typedef struct EngineSiteStats {
         unsigned n_cached;              /* ... of which detached, kept for reuse */
 } EngineSiteStats;
 
-/* Injections per site: the slots of a site program loaded from now on (one
+/* Injections per site: the slots of a site created from now on (one
  * already pinned or cached keeps its own). Each slot costs the kernel
  * sizeof(struct inject_slot) (224 bytes) in the slots array and one
  * preallocated entry in the scopes hash (its 40 bytes of key and value
- * plus the kernel's element header), per site, when the site is loaded;
+ * plus the kernel's element header), per site, when the site is created;
  * and every arm and cancel reads its site's slots in one batch. */
 #define ENGINE_MAX_SLOTS_LIMIT 16384
 int engine_set_max_per_function(Engine *e, uint32_t n);       /* 1 to ENGINE_MAX_SLOTS_LIMIT, else -ERANGE */
