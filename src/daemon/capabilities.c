@@ -279,6 +279,7 @@ static json_object *engine_json(Manager *m) {
                               JSON_PAIR_U64("arms", st.arms),
                               JSON_PAIR_OBJECT("last_arm", phases_json(&st.last_arm)),
                               JSON_PAIR_OBJECT("arm_total", phases_json(&st.arm_total)),
+                              JSON_PAIR_OBJECT("kprobe_program", phases_json(&st.kprobe_program)),
                               JSON_PAIR_U64("programs_loaded", st.loads),
                               JSON_PAIR_U64("programs_reattached", st.reattaches),
                               JSON_PAIR_U64("programs_cached", st.n_cached),

@@ -33,7 +33,7 @@ assert_eq adopted "$(jq -r --arg id "$live_id" '.[] | select(.id == $id) | .acti
 assert_eq expired "$(jq -r --arg id "$short_id" '.[] | select(.id == $id) | .action' <<<"$out")" "the expired injection"
 assert_eq orphaned "$(jq -r --arg id "$orphan_id" '.[] | select(.id == $id) | .action' <<<"$out")" "the orphaned injection"
 assert_eq "[\"$live_id\"]" "$("$ENGINE" list --json | jq -c '[.[].id]')" "injections after adopt"
-[[ ! -e /sys/fs/bpf/injectd/sites/fmod_ret-open_ctree ]] || fail "the expired injection's site is still pinned"
+! compgen -G "/sys/fs/bpf/injectd/sites/*-open_ctree" >/dev/null || fail "the expired injection's site is still pinned"
 
 # Adopting twice changes nothing.
 assert_eq adopted "$("$ENGINE" adopt --json | jq -r '.[0].action')" "a second adopt"
