@@ -52,6 +52,15 @@ int site_dir_name(Engine *e, const char *function, Backend b, char **ret) {
         return 0;
 }
 
+static int map_value_size(int fd) {
+        struct bpf_map_info info = {};
+        uint32_t len = sizeof(info);
+
+        if (bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
+                return negative_errno();
+        return (int) info.value_size;
+}
+
 static int slots_map_size(int fd, uint32_t *ret) {
         struct bpf_map_info info = {};
         uint32_t len = sizeof(info);
@@ -145,6 +154,14 @@ int site_open(const char *dir, Site *ret) {
                 if (*fds[i] < 0)
                         return negative_errno();
         }
+        /* An info map of another size is a site pinned by another version
+         * of injectd (the pin layout changed with the shared kprobe
+         * program): reading it as ours would take index 0 for its own. */
+        r = map_value_size(s.site_fd);
+        if (r < 0)
+                return r;
+        if ((size_t) r != sizeof(struct inject_site_info))
+                return -EPROTO;
         if (bpf_map_lookup_elem(s.site_fd, &zero, &s.info) < 0)
                 return negative_errno();
         r = slots_map_size(s.slots_fd, &s.n_slots);
