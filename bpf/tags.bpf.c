@@ -301,8 +301,14 @@ int inject_tag_subtree(struct bpf_iter__task *ctx)
                 k->n = 0;
                 bpf_loop(INJECT_TAG_KID_BATCH, kid_step, NULL, 0);
                 n = k->n;
-                if (n > 0 && n <= INJECT_TAG_KID_BATCH)
-                        bpf_seq_write(ctx->meta->seq, k->recs, n * sizeof(k->recs[0]));
+                /* Two comparisons the compiler must not fuse into one
+                 * (n - 1 <= 63), whose bound the verifier cannot carry
+                 * back to n. */
+                if (n >= 1) {
+                        barrier_var(n);
+                        if (n <= INJECT_TAG_KID_BATCH)
+                                bpf_seq_write(ctx->meta->seq, k->recs, n * sizeof(k->recs[0]));
+                }
                 if (k->done)
                         break;
         }

@@ -1,0 +1,104 @@
+#!/bin/bash
+# Arming a process scope tags the root's subtree, not every task on the
+# machine (docs/engine.md, "Keeping the tags"): with 5,000 idle threads of
+# an unrelated process running, an `injectctl run` arm visits one task (its
+# held child) and a --pid arm on a tree visits exactly the tree's tasks,
+# counted by the engine (`tag_tasks` in GetCapabilities' engine
+# statistics, and its debug log). The count, never the time: it does not
+# depend on how loaded the machine is. The tree's grandchild, whose threads
+# ran before the arm, is in scope.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-engine.sh"
+. "$(dirname "$0")/lib-daemon.sh"
+
+INJECTCTL=$BUILD_DIR/src/client/injectctl
+[[ -x $INJECTCTL ]] || fail "injectctl is not built"
+IDLE_THREADS=5000
+TMP=$(mktemp -d)
+
+daemon_setup
+start_injectd --log-level=debug
+
+# engine_stats: the capabilities document's "engine" object.
+engine_stats() {
+    local out
+    out=$("$VARLINK_CALL" "$SOCKET" org.injectd.Injector.GetCapabilities '{}') || fail "GetCapabilities failed: $out"
+    jq -ec .parameters.capabilities.engine <<<"$out" || fail "no engine statistics in the capabilities: $out"
+}
+
+# tasks PID...: how many threads the processes have.
+tasks() {
+    local p n=0
+    for p in "$@"; do
+        n=$((n + $(find "/proc/$p/task" -mindepth 1 -maxdepth 1 | wc -l)))
+    done
+    echo "$n"
+}
+
+# The unrelated load: one process of $IDLE_THREADS threads, each asleep
+# (small stacks: 5,000 of them fit the VM's memory).
+python3 -c '
+import sys, threading
+threading.stack_size(65536)
+stop = threading.Event()
+for _ in range(int(sys.argv[1])):
+    threading.Thread(target=stop.wait, daemon=True).start()
+print("ready", flush=True)
+stop.wait()
+' "$IDLE_THREADS" >"$TMP/idle.out" 2>&1 &
+IDLE=$!
+_stop_idle() { kill "$IDLE" 2>/dev/null || true; }
+at_exit _stop_idle
+wait_until 600 grep -q '^ready' "$TMP/idle.out"
+n=$(tasks "$IDLE")
+((n > IDLE_THREADS)) || fail "expected more than $IDLE_THREADS tasks in the idle process, saw $n"
+total=$(find /proc/[0-9]*/task -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
+log "$total tasks on the machine"
+
+# 1. injectctl run: the root is its held child, which has no children and
+# one thread when the arm tags it.
+rc=0
+out=$("$INJECTCTL" --varlink run --fail __x64_sys_eventfd2:EMFILE -- "$FIXTURE" eventfd 2 2>"$TMP/run.err") || rc=$?
+cat "$TMP/run.err" >&2
+assert_eq 0 "$rc" "injectctl run's exit status"
+assert_contains "$out" "results: EMFILE EMFILE" "the run's calls, in scope"
+st=$(engine_stats)
+assert_eq 1 "$(jq .last_arm.tag_tasks <<<"$st")" "tasks the run's arm visited to tag ($total on the machine)"
+assert_contains "$(cat "$DAEMON_LOG")" "Tagged for 1 new process-scope root(s): 1 task(s) visited" \
+    "the engine's debug log of the run's tagging"
+assert_not_contains "$(cat "$DAEMON_LOG")" "tagging every task on the machine instead" "the debug log"
+
+# 2. --pid on a tree that ran before the arm: a shell (the root), a shell
+# it forked, and the fixture under that with 2 threads besides its main
+# one, all blocked until released.
+mkfifo "$TMP/go"
+cat >"$TMP/tree.sh" <<SH
+bash -c '"$FIXTURE" --wait --threads 2 eventfd 4 <"$TMP/go" >"$TMP/gc.out" 2>&1 & echo \$! >"$TMP/gc.pid"; wait'
+SH
+bash "$TMP/tree.sh" &
+ROOT=$!
+_stop_tree() { kill "$ROOT" "${GC:-}" 2>/dev/null || true; }
+at_exit _stop_tree
+wait_until 120 test -s "$TMP/gc.pid"
+GC=$(cat "$TMP/gc.pid")
+MID=$(awk '{print $4}' "/proc/$GC/stat")
+assert_eq "$ROOT" "$(awk '{print $4}' "/proc/$MID/stat")" "the middle shell's parent"
+wait_until 120 test "$(tasks "$GC")" -eq 3
+wait_until 120 grep -q '^0 ' "/proc/$GC/syscall"
+want=$(tasks "$ROOT" "$MID" "$GC")
+out=$("$VARLINK_CALL" "$SOCKET" org.injectd.Injector.Inject \
+    "{\"function\":\"__x64_sys_eventfd2\",\"error\":\"EMFILE\",\"scope\":\"process\",\"pid\":$ROOT,\"detach\":true,\"duration_usec\":300000000}") ||
+    fail "Inject --pid $ROOT was refused: $out"
+id=$(jq -er .parameters.id <<<"$out") || fail "Inject printed no id: $out"
+st=$(engine_stats)
+assert_eq "$want" "$(jq .last_arm.tag_tasks <<<"$st")" "tasks the tree's arm visited: its $want"
+exec {go}>"$TMP/go"
+printf x >&"$go"
+exec {go}>&-
+wait "$ROOT"
+assert_eq "results: EMFILE EMFILE EMFILE EMFILE" "$(grep '^results:' "$TMP/gc.out")" \
+    "the grandchild's calls, from threads that ran before the arm"
+"$VARLINK_CALL" "$SOCKET" org.injectd.Injector.Cancel "{\"id\":\"$id\"}" >/dev/null || fail "Cancel $id failed"
+
+_stop_idle
+finish
