@@ -12,7 +12,8 @@
 . "$(dirname "$0")/lib-daemon.sh"
 
 INJECTCTL=$BUILD_DIR/src/client/injectctl
-[[ -x $INJECTCTL ]] || fail "injectctl is not built"
+IDLE_FIXTURE=$BUILD_DIR/tests/vm/idle-threads
+[[ -x $INJECTCTL && -x $IDLE_FIXTURE ]] || fail "injectctl or idle-threads is not built"
 IDLE_THREADS=5000
 TMP=$(mktemp -d)
 
@@ -35,17 +36,8 @@ tasks() {
     echo "$n"
 }
 
-# The unrelated load: one process of $IDLE_THREADS threads, each asleep
-# (small stacks: 5,000 of them fit the VM's memory).
-python3 -c '
-import sys, threading
-threading.stack_size(65536)
-stop = threading.Event()
-for _ in range(int(sys.argv[1])):
-    threading.Thread(target=stop.wait, daemon=True).start()
-print("ready", flush=True)
-stop.wait()
-' "$IDLE_THREADS" >"$TMP/idle.out" 2>&1 &
+# The unrelated load: one process of $IDLE_THREADS threads, each asleep.
+"$IDLE_FIXTURE" "$IDLE_THREADS" >"$TMP/idle.out" 2>&1 &
 IDLE=$!
 _stop_idle() { kill "$IDLE" 2>/dev/null || true; }
 at_exit _stop_idle
@@ -72,6 +64,9 @@ assert_not_contains "$(cat "$DAEMON_LOG")" "tagging every task on the machine in
 # it forked, and the fixture under that with 2 threads besides its main
 # one, all blocked until released.
 mkfifo "$TMP/go"
+# Open for reading and writing here, so that the fixture's open of it for
+# reading does not block.
+exec {go}<>"$TMP/go"
 cat >"$TMP/tree.sh" <<SH
 bash -c '"$FIXTURE" --wait --threads 2 eventfd 4 <"$TMP/go" >"$TMP/gc.out" 2>&1 & echo \$! >"$TMP/gc.pid"; wait'
 SH
@@ -92,7 +87,6 @@ out=$("$VARLINK_CALL" "$SOCKET" org.injectd.Injector.Inject \
 id=$(jq -er .parameters.id <<<"$out") || fail "Inject printed no id: $out"
 st=$(engine_stats)
 assert_eq "$want" "$(jq .last_arm.tag_tasks <<<"$st")" "tasks the tree's arm visited: its $want"
-exec {go}>"$TMP/go"
 printf x >&"$go"
 exec {go}>&-
 wait "$ROOT"
