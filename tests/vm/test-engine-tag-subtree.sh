@@ -6,7 +6,8 @@
 # counted by the engine (`tag_tasks` in GetCapabilities' engine
 # statistics, and its debug log). The count, never the time: it does not
 # depend on how loaded the machine is. The tree's grandchild, whose threads
-# ran before the arm, is in scope.
+# ran before the arm, is in scope. The fallback, a pass over every task,
+# shows what the count is without the walk.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-engine.sh"
 . "$(dirname "$0")/lib-daemon.sh"
@@ -92,7 +93,27 @@ exec {go}>&-
 wait "$ROOT"
 assert_eq "results: EMFILE EMFILE EMFILE EMFILE" "$(grep '^results:' "$TMP/gc.out")" \
     "the grandchild's calls, from threads that ran before the arm"
-"$VARLINK_CALL" "$SOCKET" org.injectd.Injector.Cancel "{\"id\":\"$id\"}" >/dev/null || fail "Cancel $id failed"
+
+# 3. The fallback, and what the count would be without the walk: with the
+# subtree program's pin gone (as under a tags directory an older engine
+# pinned), the next root is tagged by a pass over every task on the
+# machine, and says so.
+rm /sys/fs/bpf/injectd/tags/subtree
+sleep infinity &
+OTHER=$!
+_stop_other() { kill "$OTHER" 2>/dev/null || true; }
+at_exit _stop_other
+out=$("$VARLINK_CALL" "$SOCKET" org.injectd.Injector.Inject \
+    "{\"function\":\"__x64_sys_eventfd2\",\"error\":\"EMFILE\",\"scope\":\"process\",\"pid\":$OTHER,\"detach\":true,\"duration_usec\":300000000}") ||
+    fail "Inject --pid $OTHER was refused: $out"
+id2=$(jq -er .parameters.id <<<"$out") || fail "Inject printed no id: $out"
+n=$(engine_stats | jq .last_arm.tag_tasks)
+((n > IDLE_THREADS)) || fail "expected the fallback to visit every task (more than $IDLE_THREADS), saw $n"
+assert_contains "$(cat "$DAEMON_LOG")" "tagging every task on the machine instead" "the debug log of the fallback"
+for i in "$id" "$id2"; do
+    "$VARLINK_CALL" "$SOCKET" org.injectd.Injector.Cancel "{\"id\":\"$i\"}" >/dev/null || fail "Cancel $i failed"
+done
+_stop_other
 
 _stop_idle
 finish
