@@ -205,11 +205,7 @@ static int hold_events(Hold *h, EventWatcher *w, const sigset_t *waitmask, bool 
                 struct timespec ts;
 
                 if (doc) {
-                        Counters end = h->last;
-
-                        counters_from(doc, &end);
-                        hold_show(h, &end, 0);
-                        *gone = true;
+                        *gone = true;   /* hold() shows its final counters */
                         return 0;
                 }
                 if (event_watcher_ended(w)) {
@@ -252,6 +248,21 @@ static int hold_events(Hold *h, EventWatcher *w, const sigset_t *waitmask, bool 
         return 0;
 }
 
+/* The final counters come with the "removed" event, which may follow the
+ * end a read saw (an injection exhausted by the fault whose event made the
+ * read) or a cancel: shows them once it comes. */
+static void hold_final(Hold *h, EventWatcher *w) {
+        _cleanup_json_ json_object *doc = event_watcher_wait_removed(w, h->id, HOLD_EVENT_WAIT_USEC);
+        Counters end = h->last;
+
+        if (!doc)
+                return;
+        if (end.seen == UINT64_MAX)
+                end = (Counters) {};
+        counters_from(doc, &end);
+        hold_show(h, &end, 0);
+}
+
 static int hold(Transport *t, const char *id, const char *function, uint64_t expires) {
         _cleanup_(event_watcher_freep) EventWatcher *w = NULL;
         struct sigaction sa = { .sa_handler = on_stop };
@@ -289,6 +300,14 @@ static int hold(Transport *t, const char *id, const char *function, uint64_t exp
         if (r < 0)
                 return r;
 
+        if (!gone) {
+                r = transport_cancel(t, id);
+                if (r == -EREMOTEIO && strcmp(transport_error_name(t), "NoSuchInjection") == 0)
+                        r = 0;
+                if (r < 0)
+                        return report_error(t, r, "Cannot cancel");
+        }
+        hold_final(&h, w);
         if (!arg_json && h.tty)
                 printf("\n");
         if (h.last.seen == UINT64_MAX)
@@ -299,22 +318,7 @@ static int hold(Transport *t, const char *id, const char *function, uint64_t exp
                         print_counters(id, "ended", &h.last, 0);
                 else
                         printf("Injection %s ended (expired or exhausted).\n", id);
-                return 0;
-        }
-
-        r = transport_cancel(t, id);
-        if (r == -EREMOTEIO && strcmp(transport_error_name(t), "NoSuchInjection") == 0)
-                r = 0;
-        if (r < 0)
-                return report_error(t, r, "Cannot cancel");
-        /* The final counters come with the "removed" event. */
-        {
-                _cleanup_json_ json_object *doc = event_watcher_wait_removed(w, id, HOLD_EVENT_WAIT_USEC);
-
-                if (doc)
-                        counters_from(doc, &h.last);
-        }
-        if (arg_json)
+        } else if (arg_json)
                 print_counters(id, "cancelled", &h.last, 0);
         else
                 printf("Cancelled %s: seen %" PRIu64 ", matched %" PRIu64 ", injected %" PRIu64
