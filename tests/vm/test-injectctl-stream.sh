@@ -109,9 +109,6 @@ for api in dbus varlink; do
     rc=0
     wait "$hpid" || rc=$?
     assert_eq 0 "$rc" "held inject's exit status at its removal ($api; stderr: $(cat "$q.err"))"
-    last=$(tail -1 "$q.json")
-    assert_eq ended "$(jq -r .type <<<"$last")" "held inject's last line at its removal ($api)"
-    assert_eq 1 "$(jq -r .faults_injected <<<"$last")" "held inject's final count at its removal ($api)"
     # strace writes its file when injectctl is done, in the order things
     # happened: the reads before the first counters line printed are the
     # arm's and the hold's first; after it, one at most, for the fault.
@@ -120,6 +117,9 @@ for api in dbus varlink; do
                  END { print seen ? n - before : "none" }' "$qtrace")
     [[ $after =~ ^[01]$ ]] ||
         fail "expected at most one ListInjections after the first counters while held ($api), saw $after: $(grep -c ListInjections "$qtrace") in all"
+    last=$(tail -1 "$q.json")
+    assert_eq ended "$(jq -r .type <<<"$last")" "held inject's last line at its removal ($api)"
+    assert_eq 1 "$(jq -r .faults_injected <<<"$last")" "held inject's final count at its removal ($api)"
     rm -f "$qtrace"
 
     # An unknown function: refused, with near names.
