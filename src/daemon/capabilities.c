@@ -260,6 +260,7 @@ static json_object *phases_json(const EnginePhases *p) {
                               JSON_PAIR_U64("verify_usec", p->verify_usec),
                               JSON_PAIR_U64("attach_usec", p->attach_usec),
                               JSON_PAIR_U64("tag_usec", p->tag_usec),
+                              JSON_PAIR_U64("tag_tasks", p->tag_tasks),
                               JSON_PAIR_U64("total_usec", p->total_usec),
                               JSON_PAIR_U64("verified_insns", p->verified_insns),
                               JSON_BUILD_END) < 0)

@@ -273,6 +273,7 @@ static void arm_phases_record(Engine *e, const char *function, Backend b, uint64
         sum->verify_usec += p->verify_usec;
         sum->attach_usec += p->attach_usec;
         sum->tag_usec += p->tag_usec;
+        sum->tag_tasks += p->tag_tasks;
         sum->total_usec += p->total_usec;
         if (p->verified_insns > sum->verified_insns)
                 sum->verified_insns = p->verified_insns;

@@ -118,6 +118,9 @@ typedef struct EnginePhases {
                                          * attaching and pinning it; or re-attaching a cached program */
         uint64_t tag_usec;              /* a process scope: finding its root and tagging its tasks,
                                          * tags.bpf.c's loading included when it had to be */
+        uint64_t tag_tasks;             /* ... the tasks its tagging visited: the root's and its
+                                         * descendants' (every task on the machine, on a kernel
+                                         * before 6.1), times the passes made */
         uint64_t total_usec;            /* the whole engine_arm(), these and the map writes */
         uint32_t verified_insns;        /* instructions the verifier processed for the program loaded
                                          * (bpf_prog_info.verified_insns, Linux 5.16+; 0: none loaded,
