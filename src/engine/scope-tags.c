@@ -14,6 +14,7 @@
 
 #include "cleanup.h"
 #include "inject.h"
+#include "io-util.h"
 #include "log.h"
 #include "pin.h"
 #include "scope-tags.h"
@@ -236,12 +237,9 @@ static int tags_pass(int link_fd, size_t *visited, size_t *ret_changed, size_t *
         fd = bpf_iter_create(link_fd);
         if (fd < 0)
                 return negative_errno();
-        while ((k = read(fd, buf, sizeof(buf))) != 0) {
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
+        while ((k = read_retry(fd, buf, sizeof(buf))) != 0) {
+                if (k < 0)
+                        return (int) k;
                 for (ssize_t i = 0; i < k; i++) {
                         seen += buf[i] == '.';
                         changed += buf[i] == 'w';
@@ -397,11 +395,9 @@ static int tags_visit(int prog_fd, TagsWalk *w, TagsVisit v) {
         for (;;) {
                 size_t whole;
 
-                k = read(fd, (char *) buf + have, sizeof(buf) - have);
-                if (k < 0 && errno == EINTR)
-                        continue;
+                k = read_retry(fd, (char *) buf + have, sizeof(buf) - have);
                 if (k < 0)
-                        return negative_errno();
+                        return (int) k;
                 if (k == 0)
                         break;
                 have += (size_t) k;
