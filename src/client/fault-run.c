@@ -226,7 +226,7 @@ int fault_run_one(FaultRunner *fr, const FailSpec *spec, char **cmd, uint64_t n,
          * transport the user chose; no fault comes before the release. */
         if (!fr->watcher_tried) {
                 fr->watcher_tried = true;
-                r = event_watcher_start(arg_varlink_path, &fr->watcher);
+                r = event_watcher_start(arg_varlink_path, NULL, &fr->watcher);
                 if (r < 0)
                         fprintf(stderr, "injectctl: Cannot follow injectd's events on its Varlink socket (%s): "
                                 "the report will have no kernel stacks.\n", strerror(-r));
