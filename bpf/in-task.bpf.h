@@ -1,10 +1,33 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* in_task_context(): whether the current call is made by a task rather
- * than by an interrupt that landed on it. bpf/inject.bpf.c has the same
- * test (with the reasons at length: interrupt context is nobody's scope);
- * observe.bpf.c must count exactly the calls inject.bpf.c would match, so
- * that a call number it reports is the after=N that fails that call.
- * Kept here for the other programs; inject.bpf.c can include it too. */
+/* in_task_context(): interrupt context is nobody's scope. In a hardirq,
+ * an NMI or a softirq being served, current is whichever task was
+ * interrupted: a user who keeps
+ * her CPU busy inside her scope would otherwise fail the network receive,
+ * timer, RCU and block completion work of everyone else that lands there.
+ * So a call counts as the task's own only in task context, which is what
+ * the kernel's in_task() says: no NMI, no hardirq, no softirq being served
+ * (a task that merely disabled bottom halves is still itself).
+ *
+ * x86 keeps the preempt count per CPU: in __preempt_count up to 6.1 and
+ * again from 6.15, in pcpu_hot.preempt_count from 6.2 to 6.14. This CPU's
+ * copy is at __per_cpu_offset[cpu] plus the variable's per-CPU offset.
+ *
+ * The symbols are untyped ksyms: libbpf takes their values from
+ * /proc/kallsyms (the daemon keeps CAP_SYSLOG to read them). Typed ones
+ * with bpf_this_cpu_ptr() would be simpler, but a typed ksym missing from
+ * the kernel's BTF (pcpu_hot on 6.1) makes libbpf search module BTFs,
+ * which needs CAP_SYS_ADMIN, and the daemon does not keep it. Both are
+ * weak: the one this kernel lacks is 0. pcpu_hot's layout is not read
+ * with CO-RE for the same reason (a type missing from the kernel's BTF,
+ * as on 6.1, sends libbpf to the module BTFs): preempt_count follows the
+ * current_task pointer there, at offset 8. On a kernel with neither (not x86,
+ * or a layout we do not know) nothing is failed: calls are seen and never
+ * matched, which the counters show. Only callers in scope pay the two
+ * reads. The masks are include/linux/preempt.h's.
+ *
+ * Shared by inject.bpf.c and observe.bpf.c: observe must count exactly the
+ * calls inject would match, so that a call number it reports is the
+ * after=N that fails that call. */
 #ifndef INJECTD_IN_TASK_BPF_H
 #define INJECTD_IN_TASK_BPF_H
 
