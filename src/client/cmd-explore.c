@@ -313,17 +313,11 @@ static json_object *run_json(const FaultRun *r, const PlanItem *item, uint64_t n
 }
 
 static void print_run(const FaultRun *r, const PlanItem *item, uint64_t n, size_t total, json_object *reports) {
-        char result[48], sig[32];
+        char result[32];
 
-        if (r->hung)
-                snprintf(result, sizeof(result), "hung");
-        else if (r->signal)
-                snprintf(result, sizeof(result), "%s", signal_name(r->signal, sig, sizeof(sig)));
-        else
-                snprintf(result, sizeof(result), "exit %d%s", r->exit_status,
-                         r->exec_failed ? " (the command could not be executed)" : "");
-        fprintf(stderr, "explore: run %" PRIu64 "/%zu: %s call %" PRIu64 ": %s, %s", n, total, item->function,
-                item->call, r->fired ? "failed" : "not reached", result);
+        fprintf(stderr, "explore: run %" PRIu64 "/%zu: %s call %" PRIu64 ": %s, %s%s", n, total, item->function,
+                item->call, r->fired ? "failed" : "not reached", fault_run_result(r, result, sizeof(result)),
+                r->exec_failed ? " (the command could not be executed)" : "");
         for (size_t i = 0; i < json_object_array_length(reports); i++)
                 fprintf(stderr, "%s%s", i ? ", " : "; kernel: ",
                         json_object_get_string(json_object_object_get(json_object_array_get_idx(reports, i), "detector")));

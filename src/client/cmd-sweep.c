@@ -94,15 +94,10 @@ static void print_header(void) {
 }
 
 static void print_row(const FaultRun *r) {
-        char result[32], kernel[32], callers[256], sig[32];
+        char result[32], kernel[32], callers[256];
         size_t n_kernel = json_object_array_length(r->kernel);
 
-        if (r->hung)
-                snprintf(result, sizeof(result), "hung");
-        else if (r->signal)
-                snprintf(result, sizeof(result), "%s", signal_name(r->signal, sig, sizeof(sig)));
-        else
-                snprintf(result, sizeof(result), "exit %d", r->exit_status);
+        fault_run_result(r, result, sizeof(result));
         if (n_kernel == 0)
                 snprintf(kernel, sizeof(kernel), "-");
         else

@@ -97,6 +97,16 @@ const char *signal_name(int sig, char *buf, size_t n) {
         return buf;
 }
 
+const char *fault_run_result(const FaultRun *r, char *buf, size_t n) {
+        if (r->hung)
+                snprintf(buf, n, "hung");
+        else if (r->signal)
+                signal_name(r->signal, buf, n);
+        else
+                snprintf(buf, n, "exit %d", r->exit_status);
+        return buf;
+}
+
 /* The injection's last document: from ListInjections while it is armed
  * (then cancelled), else from the watcher's removal event. */
 static json_object *final_document(Transport *t, EventWatcher *w, const char *id) {

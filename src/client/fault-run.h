@@ -74,3 +74,6 @@ typedef struct FaultRun {
  * it returns 0 with a partial run. */
 int fault_run_one(FaultRunner *fr, const FailSpec *spec, char **cmd, uint64_t n, FaultRun *run);
 void fault_run_clear(FaultRun *r);
+
+/* How the command ended: "hung", "SIGSEGV" or "exit N". */
+const char *fault_run_result(const FaultRun *r, char *buf, size_t n);
