@@ -596,7 +596,7 @@ bench_fresh() {
             else
                 fresh_client t3a "$r" inject "\"$INJECTCTL\" --varlink inject __x64_sys_openat --error EPERM --pid ${HOLDERS_alice[1]} --for 10min --detach --json" || continue
                 id=$(vid "$FC_JSON") || true
-                sample t3a "$r" inject "$(ns_to_ms $(((FC_T1 - FC_T0) * 1000)))" "${id:+$(phases_of "$id")}"
+                sample t3a "$r" inject "$(ns_to_ms $(((FC_T1 - FC_T0) * 1000)))" "\"id\":\"$id\"$(phases_of "$id")"
                 log "t3a round $r inject: $(ns_to_ms $(((FC_T1 - FC_T0) * 1000))) ms"
                 vcancel root "$id" >/dev/null
             fi
@@ -619,7 +619,7 @@ bench_fresh() {
                     probe_ms "${FC_T0}000"
                     id=$(vid "$FC_JSON") || true
                     if [[ -n $PROBE_MS ]]; then
-                        sample t3b "$r" injectctl "$PROBE_MS" "\"function\":\"$FRESH_FN\"${id:+$(phases_of "$id")}"
+                        sample t3b "$r" injectctl "$PROBE_MS" "\"function\":\"$FRESH_FN\",\"id\":\"$id\"$(phases_of "$id")"
                         log "t3b round $r injectctl: $PROBE_MS ms"
                     else
                         fail t3b "$r" injectctl "$PROBE_ERR"
@@ -1044,7 +1044,8 @@ bench_clients() {
         [[ -n $i ]] || continue
         if ((rc == 0)); then served=$((served + 1)); elif ((rc == 137)); then lost=$((lost + 1)); else failed=$((failed + 1)); fi
     done <<<"$RUN_OUT"
-    reasons=$(cat "$d"/c.*.err 2>/dev/null | grep -v '^ *$' | sed 's/[0-9a-f]\{16\}/ID/g; s/[0-9]\+/N/g' | sort | uniq -c | sort -rn | head -8)
+    # What the clients said other than run's summary (its header and row).
+    reasons=$(cat "$d"/c.*.err 2>/dev/null | grep -vE "^ *$|^FUNCTION +MATCHED|^$HOT_FN " | sed 's/[0-9a-f]\{16\}/ID/g; s/[0-9]\+/N/g' | sort | uniq -c | sort -rn | head -8)
     read -r rss hwm <<<"$(daemon_rss)"
     emit "{\"kind\":\"clients\",\"clients\":$n,\"ready\":$ready,\"served\":$served,\"failed\":$failed,\"lost\":$lost,\"arm_all_ms\":$((tarm / 1000)),\"release_ms\":$((trel / 1000)),\"total_ms\":$((tdone / 1000)),\"daemon_cpu_ticks\":$((ticks1 - ticks0)),\"clk_tck\":$clk_tck,\"daemon_rss_kib\":$rss,\"daemon_hwm_kib\":$hwm,\"min_mem_available_kib\":$minmem,\"mem_total_kib\":$(awk '/MemTotal/ {print $2}' /proc/meminfo),\"engine_before\":$e0,\"engine_after\":$e1,\"client_errors\":$(jstr "$reasons")}"
     log "t9: $served served, $failed failed, $lost lost of $n; daemon CPU $((ticks1 - ticks0)) ticks"
