@@ -451,9 +451,12 @@ def main():
     res["raw"] = [compact(r) for r in recs if r.get("kind") not in ("meta", "daemon-log")]
 
     if not a.markdown:
+        loads = host.get("host_load_1min_each_minute") or []
+        during = f", {min(loads):.1f} to {max(loads):.1f} during the run" if loads else ""
         print(f"injectd benchmarks (issue 15), kernel {meta.get('kernel', '?')}, {meta.get('vcpus', '?')} vCPUs, "
               f"{meta.get('bpftrace', '?')}; host load average {host.get('host_loadavg_before', '?')} at the start, "
-              f"{host.get('host_loadavg_after', '?')} at the end. Ratios compare within each round.")
+              f"{host.get('host_loadavg_after', '?')} at the end{during}; {host.get('started', '?')} to "
+              f"{host.get('ended', '?')}. Ratios compare within each round.")
     print_all(res, a.markdown)
     for s in res["stalls"]:
         print(f"\nwarning: the daemon did not answer {s.get('who')} within the timeout: {s.get('wchan')}",
