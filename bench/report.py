@@ -446,6 +446,7 @@ def main():
         "hot_setup": next((r for r in recs if r.get("kind") == "hot-setup"), None),
         "threads": [r for r in recs if r.get("kind") == "threads"],
         "stalls": [r for r in recs if r.get("kind") == "daemon-stall"],
+        "groups_failed": [r for r in recs if r.get("kind") == "group-failed"],
         "daemon_log": [r["line"] for r in recs if r.get("kind") == "daemon-log"],
     }
     res["raw"] = [compact(r) for r in recs if r.get("kind") not in ("meta", "daemon-log")]
@@ -458,6 +459,8 @@ def main():
               f"{host.get('host_loadavg_after', '?')} at the end{during}; {host.get('started', '?')} to "
               f"{host.get('ended', '?')}. Ratios compare within each round.")
     print_all(res, a.markdown)
+    for g in res["groups_failed"]:
+        print(f"\nwarning: group {g['group']} stopped part-way (status {g['status']})", file=sys.stderr)
     for s in res["stalls"]:
         print(f"\nwarning: the daemon did not answer {s.get('who')} within the timeout: {s.get('wchan')}",
               file=sys.stderr)
