@@ -428,8 +428,13 @@ arm_resident() {
         return 0
     fi
     probe_ms "$t0"
+    # With ARM_STATS set, also the engine's record of this arm (the last
+    # one), which has what the log line lacks (tag_tasks: the tasks its
+    # tagging visited, where the engine counts them).
+    local last=''
+    [[ -n ${ARM_STATS:-} ]] && last=",\"last_arm\":$(engine_stats | jq -c '.last_arm // null' 2>/dev/null || echo null)"
     if [[ -n $PROBE_MS ]]; then
-        sample "$target" "$round" "$series" "$PROBE_MS" "\"function\":\"$fn\"$(phases_of "$id")"
+        sample "$target" "$round" "$series" "$PROBE_MS" "\"function\":\"$fn\"$(phases_of "$id")$last"
         log "$target round $round $series: $PROBE_MS ms"
     else
         fail "$target" "$round" "$series" "$PROBE_ERR"
@@ -901,6 +906,7 @@ bench_threads() {
     ((${#HOLDERS_alice[@]} >= 1)) || holders alice 1
     vinject root __x64_sys_openat EPERM "${HOLDERS_alice[0]}"
     hid=$(vid "$VLINE") || { fail t4 0 with "the holder injection was refused: ${VLINE:0:300}"; return 0; }
+    local ARM_STATS=1
     for ((r = 1; r <= ROUNDS; r++)); do
         log "t4 arm with $THREADS threads: round $r of $ROUNDS"
         arm_resident t4 "$r" "$state" __x64_sys_openat ENOENT

@@ -174,6 +174,11 @@ def phases_summary(recs, key, series):
         vals = [p[k] for p in ph if k in p]
         if vals:
             out[k] = statistics.median(vals)
+    tasks = [r["last_arm"]["tag_tasks"] for r in recs if r.get("kind") == "sample" and r.get("target") == key
+             and r.get("series") == series and r.get("round", 0) >= 1
+             and isinstance(r.get("last_arm"), dict) and "tag_tasks" in r["last_arm"]]
+    if tasks:
+        out["tag_tasks"] = statistics.median(tasks)
     backends = sorted({p["backend"] for p in ph if p.get("backend")})
     if backends:
         out["backend"] = backends
@@ -217,6 +222,8 @@ def phase_text(p):
     s = ", ".join(parts) or "no load, verify, attach or tag"
     if p.get("verified_insns"):
         s += f" ({p['verified_insns']:.0f} instructions verified)"
+    if p.get("tag_tasks") is not None:
+        s += f" ({p['tag_tasks']:.0f} tasks visited by tagging)"
     if p.get("total_ms") is not None:
         s += f"; the engine's whole arm {p['total_ms']:.1f} ms"
     if p.get("backend"):
