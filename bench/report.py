@@ -233,7 +233,7 @@ def phase_text(p):
 
 def evaluate(recs, t):
     rounds, errors = by_round(recs, t["key"])
-    ratios, num_vals, den_vals, used = [], [], [], []
+    ratios, num_vals, den_vals, used, nones = [], [], [], [], []
     for rnd in sorted(rounds):
         s = rounds[rnd]
         if t["num"] not in s or t["den"] not in s:
@@ -243,6 +243,7 @@ def evaluate(recs, t):
             if "none" not in s:
                 continue
             none = statistics.median(s["none"])
+            nones.append(none)
             num, den = num - none, den - none
             if den <= 0:
                 continue
@@ -267,6 +268,8 @@ def evaluate(recs, t):
                         "median": statistics.median(den_vals) if den_vals else None},
         "errors": errors[:10],
     }
+    if nones:
+        row["median_no_program_ns"] = statistics.median(nones)
     iv = median_interval(ratios) if ratios else None
     if iv:
         row["interval_95"] = [iv[0], iv[1]]
@@ -305,6 +308,8 @@ def reason(t, row):
         return "not measured"
     what = "overhead " if t.get("hot") else ""
     s = f"median {what}{t['num']} {num:.1f} {u} against {t['den']} {den:.1f} {u}"
+    if row.get("median_no_program_ns"):
+        s += f" (getppid() itself: {row['median_no_program_ns']:.0f} ns)"
     for side in (t["num"], t["den"]):
         p = row.get("phases_" + side)
         if p:
@@ -410,6 +415,13 @@ def print_all(res, md):
         t.add(r["target"], r["name"], f"{r['rounds']}{failed}", fmt(r["median_ratio"], ".2f", "x"), ivs,
               f"{r['op']} {r['bound']:g}x", r["verdict"])
     t.print()
+
+    fails = [(r["target"], e) for r in res["targets"] for e in r.get("errors", [])]
+    if fails:
+        t = Table("Samples that could not be taken (their rounds are left out)", ["#", "round", "side", "why"], md)
+        for tid, e in fails:
+            t.add(tid, e["round"], e["series"], e["error"][:200])
+        t.print()
 
     t = Table("Where the time goes (medians over the rounds; absolute times under TCG emulation)",
               ["#", "measured", "reason"], md)
