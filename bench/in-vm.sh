@@ -991,6 +991,12 @@ clk_tck=$(getconf CLK_TCK)
 daemon_ticks() { local s f; s=$(<"/proc/$INJECTD_PID/stat"); s=${s##*) }; read -ra f <<<"$s"; echo $((f[11] + f[12])); }
 daemon_rss() { awk '/^VmRSS/ {r=$2} /^VmHWM/ {h=$2} END {print r, h}' "/proc/$INJECTD_PID/status"; }
 mem_avail() { awk '/MemAvailable/ {print $2}' /proc/meminfo; }
+# What the machine and the daemon were doing when arms stopped coming.
+clients_stuck() { # N READY
+    local dp=/proc/$INJECTD_PID
+    log "t9: arms stopped at $2 of $1; recording the state"
+    emit "{\"kind\":\"clients-stuck\",\"clients\":$1,\"ready\":$2,\"daemon_state\":$(jstr "$(cut -d' ' -f3 "$dp/stat" 2>/dev/null)"),\"wchan\":$(jstr "$(cat "$dp/wchan" 2>/dev/null)"),\"stack\":$(jstr "$(cat "$dp/stack" 2>/dev/null)"),\"daemon_fds\":$(find "$dp/fd" -mindepth 1 2>/dev/null | wc -l),\"daemon_fd_limit\":$(jstr "$(grep 'open files' "$dp/limits")"),\"alice_injectctl\":$(pgrep -c -u "$ALICE" -x injectctl || true),\"alice_first_fault\":$(pgrep -c -u "$ALICE" -x first-fault || true),\"alice_tasks\":$(pgrep -c -u "$ALICE" || true),\"mem_available_kib\":$(mem_avail),\"polkitd_alive\":$(kill -0 "$POLKITD_PID" 2>/dev/null && echo true || echo false),\"client_err_sample\":$(jstr "$(cat "${RDIR[alice]}"/c.*.err 2>/dev/null | grep -vE "^ *$|^FUNCTION +MATCHED|^$HOT_FN " | sort | uniq -c | sort -rn | head -5)"),\"dmesg\":$(jstr "$(dmesg | tail -8)"),\"log_tail\":$(jstr "$(grep -v 'Armed\|event=' "$WORK/injectd.log" | tail -8)")}"
+}
 bench_clients() {
     local n=$CLIENTS d t0 f line rss hwm ticks0 ticks1 e0 e1 ready=0 last=-1 since i minmem served=0 failed=0 lost=0 tarm trel tdone reasons
     log "== target 9: $n concurrent injectctl run clients"
@@ -1003,9 +1009,10 @@ bench_clients() {
     runner_do alice 900 "CL=(); for ((i = 0; i < $n; i++)); do \"$INJECTCTL\" --varlink run --fail $HOT_FN:EPERM --for 1h -- \"$FIRST_FAULT\" --hold --timeout 1800 --interval-us 20000 --syscall 110 --errno EPERM >\"\$d/c.\$i.out\" 2>\"\$d/c.\$i.err\" & CL+=(\$!); done; echo \${#CL[@]}" ||
         { emit "{\"kind\":\"clients\",\"error\":\"the clients could not all be started within 900 s\"}"; }
     log "t9: $RUN_OUT clients started in $((($(now_us) - t0) / 1000)) ms"
-    # Until every one is ready, or none more for 10 minutes.
+    # Until every one is ready, or none more for 4 minutes (arms come
+    # every few seconds at worst under TCG).
     since=$SECONDS
-    while ((ready < n && SECONDS - since < 600)); do
+    while ((ready < n && SECONDS - since < 240)); do
         sleep 5
         ready=$(cat "$d"/c.*.out 2>/dev/null | grep -c '^ready' || true)
         local m
@@ -1018,27 +1025,29 @@ bench_clients() {
         fi
     done
     tarm=$(($(now_us) - t0))
-    # Release every ready one, again until all have exited or 20 minutes.
-    declare -A done_rel=()
+    ((ready == n)) || clients_stuck "$n" "$ready"
+    # Release every ready one, then wait until those have exited (at
+    # most 10 minutes); the rest never armed.
+    local rel=() p alive
+    for f in "$d"/c.*.out; do
+        line=''
+        { IFS= read -r line <"$f"; } 2>/dev/null || true
+        if [[ $line =~ ^ready\ ([0-9]+) ]]; then
+            kill -USR1 "${BASH_REMATCH[1]}" 2>/dev/null || true
+            rel+=("${BASH_REMATCH[1]}")
+        fi
+    done
     since=$SECONDS
-    while ((SECONDS - since < 1200)); do
-        for f in "$d"/c.*.out; do
-            [[ -n ${done_rel[$f]:-} ]] && continue
-            line=''
-            { IFS= read -r line <"$f"; } 2>/dev/null || true
-            if [[ $line =~ ^ready\ ([0-9]+) ]]; then
-                kill -USR1 "${BASH_REMATCH[1]}" 2>/dev/null || true
-                done_rel[$f]=1
-            fi
-        done
-        local alive
-        alive=$(pgrep -c -u "$ALICE" -x injectctl || true)
+    while ((SECONDS - since < 600)); do
+        alive=0
+        for p in "${rel[@]}"; do kill -0 "$p" 2>/dev/null && alive=$((alive + 1)); done
         ((alive == 0)) && break
         emit "{\"kind\":\"progress\",\"target\":\"t9\",\"running\":$alive}"
         sleep 3
     done
     trel=$(($(now_us) - t0 - tarm))
-    # Those still running are lost: kill them so the runner's wait returns.
+    # Those still running are lost (released) or never armed: kill them so
+    # the runner's wait returns.
     for i in $(pgrep -u "$ALICE" -x injectctl || true) $(pgrep -u "$ALICE" -x first-fault || true); do
         kill -KILL "$i" 2>/dev/null || true
     done
@@ -1046,15 +1055,24 @@ bench_clients() {
     ticks1=$(daemon_ticks)
     e1=$(engine_stats)
     tdone=$(($(now_us) - t0))
+    local not_armed=0
     while read -r i rc; do
         [[ -n $i ]] || continue
-        if ((rc == 0)); then served=$((served + 1)); elif ((rc == 137)); then lost=$((lost + 1)); else failed=$((failed + 1)); fi
+        if ((rc == 0)); then
+            served=$((served + 1))
+        elif ((rc == 137)) && ! grep -q '^ready' "$d/c.$i.out" 2>/dev/null; then
+            not_armed=$((not_armed + 1))
+        elif ((rc == 137)); then
+            lost=$((lost + 1))
+        else
+            failed=$((failed + 1))
+        fi
     done <<<"$RUN_OUT"
     # What the clients said other than run's summary (its header and row).
     reasons=$(cat "$d"/c.*.err 2>/dev/null | grep -vE "^ *$|^FUNCTION +MATCHED|^$HOT_FN " | sed 's/[0-9a-f]\{16\}/ID/g; s/[0-9]\+/N/g' | sort | uniq -c | sort -rn | head -8) || true
     read -r rss hwm <<<"$(daemon_rss)"
-    emit "{\"kind\":\"clients\",\"clients\":$n,\"ready\":$ready,\"served\":$served,\"failed\":$failed,\"lost\":$lost,\"arm_all_ms\":$((tarm / 1000)),\"release_ms\":$((trel / 1000)),\"total_ms\":$((tdone / 1000)),\"daemon_cpu_ticks\":$((ticks1 - ticks0)),\"clk_tck\":$clk_tck,\"daemon_rss_kib\":$rss,\"daemon_hwm_kib\":$hwm,\"min_mem_available_kib\":$minmem,\"mem_total_kib\":$(awk '/MemTotal/ {print $2}' /proc/meminfo),\"engine_before\":$e0,\"engine_after\":$e1,\"client_errors\":$(jstr "$reasons")}"
-    log "t9: $served served, $failed failed, $lost lost of $n; daemon CPU $((ticks1 - ticks0)) ticks"
+    emit "{\"kind\":\"clients\",\"clients\":$n,\"ready\":$ready,\"served\":$served,\"failed\":$failed,\"not_armed\":$not_armed,\"lost\":$lost,\"arm_all_ms\":$((tarm / 1000)),\"release_ms\":$((trel / 1000)),\"total_ms\":$((tdone / 1000)),\"daemon_cpu_ticks\":$((ticks1 - ticks0)),\"clk_tck\":$clk_tck,\"daemon_rss_kib\":$rss,\"daemon_hwm_kib\":$hwm,\"min_mem_available_kib\":$minmem,\"mem_total_kib\":$(awk '/MemTotal/ {print $2}' /proc/meminfo),\"engine_before\":$e0,\"engine_after\":$e1,\"client_errors\":$(jstr "$reasons")}"
+    log "t9: $served served, $failed failed, $not_armed never armed, $lost lost of $n; daemon CPU $((ticks1 - ticks0)) ticks"
     rm -f "$d"/c.*
 }
 
