@@ -1009,10 +1009,10 @@ bench_clients() {
     runner_do alice 900 "CL=(); for ((i = 0; i < $n; i++)); do \"$INJECTCTL\" --varlink run --fail $HOT_FN:EPERM --for 1h -- \"$FIRST_FAULT\" --hold --timeout 1800 --interval-us 20000 --syscall 110 --errno EPERM >\"\$d/c.\$i.out\" 2>\"\$d/c.\$i.err\" & CL+=(\$!); done; echo \${#CL[@]}" ||
         { emit "{\"kind\":\"clients\",\"error\":\"the clients could not all be started within 900 s\"}"; }
     log "t9: $RUN_OUT clients started in $((($(now_us) - t0) / 1000)) ms"
-    # Until every one is ready, or none more for 4 minutes (arms come
+    # Until every one is ready, or none more for 2 minutes (arms come
     # every few seconds at worst under TCG).
     since=$SECONDS
-    while ((ready < n && SECONDS - since < 240)); do
+    while ((ready < n && SECONDS - since < 120)); do
         sleep 5
         ready=$(cat "$d"/c.*.out 2>/dev/null | grep -c '^ready' || true)
         local m
@@ -1027,7 +1027,7 @@ bench_clients() {
     tarm=$(($(now_us) - t0))
     ((ready == n)) || clients_stuck "$n" "$ready"
     # Release every ready one, then wait until those have exited (at
-    # most 10 minutes); the rest never armed.
+    # most 5 minutes); the rest never armed.
     local rel=() p alive
     for f in "$d"/c.*.out; do
         line=''
@@ -1038,7 +1038,7 @@ bench_clients() {
         fi
     done
     since=$SECONDS
-    while ((SECONDS - since < 600)); do
+    while ((SECONDS - since < 300)); do
         alive=0
         for p in "${rel[@]}"; do kill -0 "$p" 2>/dev/null && alive=$((alive + 1)); done
         ((alive == 0)) && break
