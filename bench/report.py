@@ -346,7 +346,9 @@ def clients_row(recs):
     n = c["clients"]
     cpu_s = c["daemon_cpu_ticks"] / c["clk_tck"]
     row.update({
-        "clients": n, "ready": c["ready"], "served": c["served"], "failed": c["failed"], "lost": c["lost"],
+        "clients": n, "ready": c["ready"], "served": c["served"], "failed": c["failed"],
+        "not_armed": c.get("not_armed", 0), "lost": c["lost"],
+        "stuck": next((r for r in recs if r.get("kind") == "clients-stuck"), None),
         "bound": n, "rounds": 1, "median_ratio": c["served"] / n if n else None,
         "interval_95": None,
         "daemon_cpu_s": cpu_s, "daemon_cpu_ms_per_client": 1000 * cpu_s / n if n else None,
@@ -362,13 +364,20 @@ def clients_row(recs):
         "client_errors": c.get("client_errors"),
     })
     row["verdict"] = "met" if c["served"] == n else "missed"
-    row["reason"] = (f"{c['served']} of {n} served, {c['failed']} failed, {c['lost']} lost; "
+    row["reason"] = (f"{c['served']} of {n} served, {c['failed']} failed, {row['not_armed']} never armed, "
+                     f"{c['lost']} lost; "
                      f"{c['ready']} armed and ready within {row['arm_all_s']:.0f} s; daemon CPU {cpu_s:.1f} s "
                      f"({row['daemon_cpu_ms_per_client']:.1f} ms per client, {row['daemon_cpu_ms_per_request']:.1f} ms "
                      f"per request: Inject, Watch, ListInjections, Cancel); per arm: "
                      f"{phase_text(row['phases_per_arm'])}")
     if c.get("client_errors"):
         row["reason"] += f"; client errors: {c['client_errors'][:300]}"
+    st = row["stuck"]
+    if st:
+        row["reason"] += (f"; when arms stopped at {st['ready']}: daemon state {st.get('daemon_state')} "
+                          f"({st.get('wchan')}), {st.get('daemon_fds')} descriptors, "
+                          f"{st.get('alice_injectctl')} clients alive, {st.get('mem_available_kib', 0) // 1024} MiB "
+                          f"available")
     return row
 
 
