@@ -995,7 +995,7 @@ mem_avail() { awk '/MemAvailable/ {print $2}' /proc/meminfo; }
 clients_stuck() { # N READY
     local dp=/proc/$INJECTD_PID
     log "t9: arms stopped at $2 of $1; recording the state"
-    emit "{\"kind\":\"clients-stuck\",\"clients\":$1,\"ready\":$2,\"daemon_state\":$(jstr "$(cut -d' ' -f3 "$dp/stat" 2>/dev/null)"),\"wchan\":$(jstr "$(cat "$dp/wchan" 2>/dev/null)"),\"stack\":$(jstr "$(cat "$dp/stack" 2>/dev/null)"),\"daemon_fds\":$(find "$dp/fd" -mindepth 1 2>/dev/null | wc -l),\"daemon_fd_limit\":$(jstr "$(grep 'open files' "$dp/limits")"),\"alice_injectctl\":$(pgrep -c -u "$ALICE" -x injectctl || true),\"alice_first_fault\":$(pgrep -c -u "$ALICE" -x first-fault || true),\"alice_tasks\":$(pgrep -c -u "$ALICE" || true),\"mem_available_kib\":$(mem_avail),\"polkitd_alive\":$(kill -0 "$POLKITD_PID" 2>/dev/null && echo true || echo false),\"client_err_sample\":$(jstr "$(cat "${RDIR[alice]}"/c.*.err 2>/dev/null | grep -vE "^ *$|^FUNCTION +MATCHED|^$HOT_FN " | sort | uniq -c | sort -rn | head -5)"),\"dmesg\":$(jstr "$(dmesg | tail -8)"),\"log_tail\":$(jstr "$(grep -v 'Armed\|event=' "$WORK/injectd.log" | tail -8)")}"
+    emit "{\"kind\":\"clients-stuck\",\"clients\":$1,\"ready\":$2,\"daemon_state\":$(jstr "$(cut -d' ' -f3 "$dp/stat" 2>/dev/null)"),\"wchan\":$(jstr "$(cat "$dp/wchan" 2>/dev/null)"),\"stack\":$(jstr "$(cat "$dp/stack" 2>/dev/null)"),\"daemon_fds\":$(find "$dp/fd" -mindepth 1 2>/dev/null | wc -l),\"daemon_fd_limit\":$(jstr "$(grep 'open files' "$dp/limits")"),\"alice_injectctl\":$(pgrep -c -u "$ALICE" -x injectctl || true),\"alice_probes\":$(pgrep -c -u "$ALICE" -x benchprobe || true),\"alice_tasks\":$(pgrep -c -u "$ALICE" || true),\"mem_available_kib\":$(mem_avail),\"polkitd_alive\":$(kill -0 "$POLKITD_PID" 2>/dev/null && echo true || echo false),\"client_err_sample\":$(jstr "$(cat "${RDIR[alice]}"/c.*.err 2>/dev/null | grep -vE "^ *$|^FUNCTION +MATCHED|^$HOT_FN " | sort | uniq -c | sort -rn | head -5)"),\"dmesg\":$(jstr "$(dmesg | tail -8)"),\"log_tail\":$(jstr "$(grep -v 'Armed\|event=' "$WORK/injectd.log" | tail -8)")}"
 }
 bench_clients() {
     local n=$CLIENTS d t0 f line rss hwm ticks0 ticks1 e0 e1 ready=0 last=-1 since i minmem served=0 failed=0 lost=0 tarm trel tdone reasons
@@ -1023,6 +1023,8 @@ bench_clients() {
             log "t9: $ready of $n clients armed and ready"
             emit "{\"kind\":\"progress\",\"target\":\"t9\",\"ready\":$ready}"
         fi
+        # Every client still running is ready: the others gave up.
+        (($(pgrep -c -u "$ALICE" -x injectctl || true) <= ready)) && break
     done
     tarm=$(($(now_us) - t0))
     ((ready == n)) || clients_stuck "$n" "$ready"
@@ -1048,7 +1050,7 @@ bench_clients() {
     trel=$(($(now_us) - t0 - tarm))
     # Those still running are lost (released) or never armed: kill them so
     # the runner's wait returns.
-    for i in $(pgrep -u "$ALICE" -x injectctl || true) $(pgrep -u "$ALICE" -x first-fault || true); do
+    for i in $(pgrep -u "$ALICE" -x injectctl || true) $(pgrep -u "$ALICE" -x benchprobe || true); do
         kill -KILL "$i" 2>/dev/null || true
     done
     runner_do alice 600 "for i in \${!CL[@]}; do wait \${CL[i]}; echo \"\$i \$?\"; done" || true
