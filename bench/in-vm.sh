@@ -265,8 +265,15 @@ vstart() { # WHO
     VOUT[$who]=$fd
 }
 vread() { # WHO: one reply line into VLINE
-    IFS= read -r -t "$VB_TIMEOUT" VLINE <&"${VOUT[$1]}" && return 0
-    vstalled "$1"
+    local rc=0
+    IFS= read -r -t "$VB_TIMEOUT" VLINE <&"${VOUT[$1]}" || rc=$?
+    ((rc == 0)) && return 0
+    if ((rc > 128)); then
+        vstalled "$1"
+    else
+        log "$1's Varlink client ended ($(tail -1 "$WORK/vb-$1.err" 2>/dev/null)); a new one"
+        vrestart "$1"
+    fi
     return 1
 }
 vcall() { # WHO METHOD PARAMS
@@ -279,9 +286,12 @@ vstalled() {
     local who=$1 d=/proc/$INJECTD_PID
     log "no reply from injectd within ${VB_TIMEOUT}s on $who's Varlink connection; a new one"
     emit "{\"kind\":\"daemon-stall\",\"who\":\"$who\",\"daemon_state\":$(jstr "$(cut -d' ' -f3 "$d/stat" 2>/dev/null)"),\"wchan\":$(jstr "$(cat "$d/wchan" 2>/dev/null)"),\"stack\":$(jstr "$(cat "$d/stack" 2>/dev/null)"),\"log_tail\":$(jstr "$(tail -20 "$WORK/injectd.log")")}"
+    vrestart "$who"
+}
+vrestart() { # WHO
+    local who=$1 a=${VIN[$1]} b=${VOUT[$1]}
     kill -KILL "${VPID[$who]}" 2>/dev/null || true
     wait "${VPID[$who]}" 2>/dev/null || true
-    local a=${VIN[$who]} b=${VOUT[$who]}
     exec {a}>&- {b}<&-
     vstart "$who"
 }
