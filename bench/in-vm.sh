@@ -320,10 +320,13 @@ vcancel_many() { # WHO ID...
     for id; do printf '{"method":"org.injectd.Injector.Cancel","parameters":{"id":"%s"}}\n' "$id" >&"${VIN[$who]}"; done
     for id; do vread "$who" || return 0; done
 }
-# The engine's statistics (GetCapabilities .engine), one JSON object.
+# ENGINE: the engine's statistics (GetCapabilities .engine), one JSON
+# object or null. Not in $(...): a client started again after a failure
+# must be this shell's.
 engine_stats() {
-    vcall root GetCapabilities '{}' || { echo null; return 0; }
-    jq -c '.reply.parameters | (.engine // .capabilities.engine // null)' <<<"$VLINE" 2>/dev/null || echo null
+    ENGINE=null
+    vcall root GetCapabilities '{}' || return 0
+    ENGINE=$(jq -c '.reply.parameters | (.engine // .capabilities.engine // null)' <<<"$VLINE" 2>/dev/null) || ENGINE=null
 }
 # The phases of one arm from the daemon's debug log ("Armed ID on 'F'
 # (BACKEND) in T us: load L us, verify V us (N instructions), attach A
@@ -442,7 +445,10 @@ arm_resident() {
     # one), which has what the log line lacks (tag_tasks: the tasks its
     # tagging visited, where the engine counts them).
     local last=''
-    [[ -n ${ARM_STATS:-} ]] && last=",\"last_arm\":$(engine_stats | jq -c '.last_arm // null' 2>/dev/null || echo null)"
+    if [[ -n ${ARM_STATS:-} ]]; then
+        engine_stats
+        last=",\"last_arm\":$(jq -c '.last_arm // null' <<<"$ENGINE" 2>/dev/null || echo null)"
+    fi
     if [[ -n $PROBE_MS ]]; then
         sample "$target" "$round" "$series" "$PROBE_MS" "\"function\":\"$fn\"$(phases_of "$id")$last"
         log "$target round $round $series: $PROBE_MS ms"
@@ -944,13 +950,15 @@ bench_threads() {
 # injection holding the site. A chunk's seconds per run is its sample.
 sweep_chunk() { # ROUND SERIES
     local r=$1 s=$2 e0 e1 summary
-    e0=$(engine_stats)
+    engine_stats
+    e0=$ENGINE
     rm -f "$WORK/run-alice/sweep.json"
     if ! runner_do alice 1100 "t0=\$EPOCHREALTIME; \"$INJECTCTL\" sweep --max $SWEEP_CHUNK --fail __x64_sys_eventfd2:EMFILE --report \"\$d/sweep.json\" -- \"$SWEEP_STEPS_BIN\" $SWEEP_STEPS >/dev/null 2>\"\$d/sweep.err\"; rc=\$?; t1=\$EPOCHREALTIME; echo \"\${t0/./} \${t1/./} \$rc\""; then
         fail t8 "$r" "$s" "the sweep did not end within 1100 s"
         return 0
     fi
-    e1=$(engine_stats)
+    engine_stats
+    e1=$ENGINE
     read -r FC_T0 FC_T1 FC_RC <<<"$RUN_OUT"
     if summary=$(jq -c '{runs: (.runs | length), stopped, fired: ([.runs[] | select(.fired)] | length), problems: (.problems | length), cmd_usec: ([.runs[].duration_usec] | add)}' "$WORK/run-alice/sweep.json" 2>/dev/null) &&
         [[ $(jq .runs <<<"$summary") -gt 0 ]]; then
@@ -1012,7 +1020,8 @@ bench_clients() {
     log "== target 9: $n concurrent injectctl run clients"
     d=${RDIR[alice]}
     rm -f "$d"/c.*
-    e0=$(engine_stats)
+    engine_stats
+    e0=$ENGINE
     ticks0=$(daemon_ticks)
     minmem=$(mem_avail)
     t0=$(now_us)
@@ -1065,7 +1074,8 @@ bench_clients() {
     done
     runner_do alice 600 "for i in \${!CL[@]}; do wait \${CL[i]}; echo \"\$i \$?\"; done" || true
     ticks1=$(daemon_ticks)
-    e1=$(engine_stats)
+    engine_stats
+    e1=$ENGINE
     tdone=$(($(now_us) - t0))
     local not_armed=0
     while read -r i rc; do
