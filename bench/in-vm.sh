@@ -1047,15 +1047,18 @@ bench_clients() {
     done
     tarm=$(($(now_us) - t0))
     ((ready == n)) || clients_stuck "$n" "$ready"
-    # Release every ready one, then wait until those have exited (at
-    # most 5 minutes); the rest never armed.
+    # Release every ready one, then wait until those and their clients
+    # have exited (at most 5 minutes); the rest never armed.
     local rel=() p alive
     for f in "$d"/c.*.out; do
         line=''
         { IFS= read -r line <"$f"; } 2>/dev/null || true
         if [[ $line =~ ^ready\ ([0-9]+) ]]; then
-            kill -USR1 "${BASH_REMATCH[1]}" 2>/dev/null || true
-            rel+=("${BASH_REMATCH[1]}")
+            p=${BASH_REMATCH[1]}
+            # Its client too (the probe's parent), which ends the run after it.
+            { read -r _ _ _ pp _ <"/proc/$p/stat" && rel+=("$pp"); } 2>/dev/null || true
+            kill -USR1 "$p" 2>/dev/null || true
+            rel+=("$p")
         fi
     done
     since=$SECONDS
