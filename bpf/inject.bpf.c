@@ -1,12 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The injection program. One copy is loaded per (function, backend) site and
- * serves every injection armed on that site; see inject.h for the maps.
+/* The injection program. Its kprobe copy is loaded and verified once for
+ * the engine's lifetime and attached to every kprobe-backed function, each
+ * attachment with its site's index as the attach cookie; an fmod_ret copy
+ * is loaded per site (a trampoline program is verified against its
+ * target's BTF, so it cannot be shared) with the index in site_index. Each
+ * site's state is three inner maps of the outer maps below, at its index
+ * (inject.h).
  *
- * Hot path, for a caller outside every scope: one array lookup, then, only
- * for the scope kinds present on the site, one task-storage lookup (which
- * misses) and one hash lookup per cgroup level in use. Nothing here depends
- * on how many injections are armed, nor on how deep the caller sits in the
- * process tree. */
+ * Hot path, for a caller outside every scope: the cookie (a helper call
+ * that reads one field of the running kprobe's context), one outer-array
+ * lookup (inlined by the verifier: a bounds check and a load), and one
+ * lookup in the site's info array (a helper call into array_map_lookup_elem:
+ * the verifier cannot inline a lookup in an inner map it does not know).
+ * Against the program per site this replaced, that is the cookie and the
+ * outer lookup more, a few nanoseconds. Then, only for the scope kinds
+ * present on the site, one task-storage lookup (which misses) and one hash
+ * lookup per cgroup level in use, each behind one more inlined outer
+ * lookup. Nothing here depends on how many injections are armed, on how
+ * many sites there are, nor on how deep the caller sits in the process
+ * tree. */
 
 #include "vmlinux-min.h"
 #include <bpf/bpf_helpers.h>
@@ -16,32 +28,58 @@
 /* bpf_override_return is GPL-only. */
 char LICENSE[] SEC("license") = "GPL";
 
-/* Set by the engine between open and load. */
-const volatile char function_name[INJECT_FUNC_LEN] = {};
-const volatile __u32 guard = INJECT_GUARD_NONE;        /* enum inject_guard */
-const volatile __u64 guard_bootstrap_cache = 0;        /* INJECT_GUARD_FAILSLAB: &kmem_cache, the kernel's
-                                                         * pointer to its bootstrap cache (from kallsyms) */
+/* fmod_ret only, set by the engine between open and load: the site this
+ * copy serves. The kprobe copy reads its site from the attach cookie. */
+const volatile __u32 site_index = 0;
 
-struct {
+/* The per-site maps, as inner maps. The engine creates them (and these
+ * outer maps, which every copy of the program reuses), so the sizes here
+ * are only the templates' (inject.h: struct inject_site_info). A flat
+ * array of sites x slots would cost every site the largest slot count,
+ * up to 16384 slots of 224 bytes: 3.5 MiB a site. Sizes, not types: the
+ * types would be forward declarations only in the object's BTF. */
+struct inject_scopes_map {
         __uint(type, BPF_MAP_TYPE_HASH);
         __uint(max_entries, INJECT_MAX_SLOTS);
-        __type(key, struct inject_scope_key);
-        __type(value, struct inject_scope_val);
-} scopes SEC(".maps");
+        __uint(key_size, sizeof(struct inject_scope_key));
+        __uint(value_size, sizeof(struct inject_scope_val));
+};
 
-struct {
+struct inject_slots_map {
         __uint(type, BPF_MAP_TYPE_ARRAY);
+        __uint(map_flags, BPF_F_INNER_MAP);     /* sites may differ in their number of slots */
         __uint(max_entries, INJECT_MAX_SLOTS);
-        __type(key, __u32);
-        __type(value, struct inject_slot);
-} slots SEC(".maps");
+        __uint(key_size, sizeof(__u32));
+        __uint(value_size, sizeof(struct inject_slot));
+};
 
-struct {
+struct inject_info_map {
         __uint(type, BPF_MAP_TYPE_ARRAY);
         __uint(max_entries, 1);
+        __uint(key_size, sizeof(__u32));
+        __uint(value_size, sizeof(struct inject_site_info));
+};
+
+struct {
+        __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+        __uint(max_entries, INJECT_MAX_SITES);
         __type(key, __u32);
-        __type(value, struct inject_site_info);
-} site SEC(".maps");
+        __array(values, struct inject_scopes_map);
+} site_scopes SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+        __uint(max_entries, INJECT_MAX_SITES);
+        __type(key, __u32);
+        __array(values, struct inject_slots_map);
+} site_slots SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+        __uint(max_entries, INJECT_MAX_SITES);
+        __type(key, __u32);
+        __array(values, struct inject_info_map);
+} site_infos SEC(".maps");
 
 /* Shared by every site and by tags.bpf.c, which keeps it up to date: the
  * process-scope roots each task descends from (inject.h). */
@@ -219,12 +257,13 @@ static __always_inline void function_args(void *ctx, int kprobe, __u64 *a0, __u6
 /* Whether a guard forbids failing this call: the kernel's own fault
  * injection (mm/failslab.c, mm/page_alloc.c) never fails a __GFP_NOFAIL
  * allocation, whose caller does not check for NULL or retries forever, nor
- * one from the bootstrap cache of slab caches. The guard is read-only
- * data, so the verifier drops every branch but this site's. A guard that
- * cannot tell (the bootstrap cache pointer unreadable) forbids. */
-static __always_inline int guard_holds(void *ctx, int kprobe)
+ * one from the bootstrap cache of slab caches. The guard is the site's
+ * (its info), read only for a caller in scope. A guard that cannot tell
+ * (the bootstrap cache pointer unreadable) forbids. */
+static __always_inline int guard_holds(void *ctx, int kprobe, const struct inject_site_info *info)
 {
-        __u64 a0 = 0, a1 = 0, boot = 0;
+        __u64 a0 = 0, a1 = 0, boot = 0, cache = info->guard_bootstrap_cache;
+        __u32 guard = info->guard;
 
         if (guard == INJECT_GUARD_NONE)
                 return 0;
@@ -232,8 +271,7 @@ static __always_inline int guard_holds(void *ctx, int kprobe)
         if (guard == INJECT_GUARD_FAILSLAB) {
                 if ((__u32) a1 & INJECT_GFP_NOFAIL)
                         return 1;
-                if (!guard_bootstrap_cache ||
-                    bpf_probe_read_kernel(&boot, sizeof(boot), (const void *) guard_bootstrap_cache) < 0)
+                if (!cache || bpf_probe_read_kernel(&boot, sizeof(boot), (const void *) cache) < 0)
                         return 1;
                 return a0 == boot;
         }
@@ -244,7 +282,8 @@ static __always_inline int guard_holds(void *ctx, int kprobe)
 
 /* Called only for a call that is made to fail, so the stack walk costs
  * nothing on the hot path. */
-static __always_inline void emit_event(void *ctx, __u64 inj_id, long retval, __u64 now)
+static __always_inline void emit_event(void *ctx, const struct inject_site_info *info, __u64 inj_id, long retval,
+                                       __u64 now)
 {
         struct inject_event *e;
         __u64 pid_tgid;
@@ -260,7 +299,7 @@ static __always_inline void emit_event(void *ctx, __u64 inj_id, long retval, __u
         e->pid = (__u32) pid_tgid;
         e->tgid = pid_tgid >> 32;
         bpf_get_current_comm(e->comm, sizeof(e->comm));
-        __builtin_memcpy(e->function, (const void *) function_name, INJECT_FUNC_LEN);
+        __builtin_memcpy(e->function, info->function, INJECT_FUNC_LEN);
         n = bpf_get_stack(ctx, e->stack, sizeof(e->stack), 0);
         e->n_stack = n > 0 ? n / sizeof(__u64) : 0;
         e->pad = 0;
@@ -271,17 +310,26 @@ static __always_inline void emit_event(void *ctx, __u64 inj_id, long retval, __u
  * the call through, or (retval << 1) | 1 to fail it: retval may itself be 0.
  * Counters are bumped with fetch-and-add and the trigger is a function of
  * this call's own match number, so "fail only the 3rd matching call" fails
- * exactly one call however many CPUs race. have_stack: the kernel stack has
- * been captured into stack_scratch. guarded: a guard forbids failing this
- * call (guard_holds()); it is counted, after the filters, and never matched. */
-__noinline long evaluate(__u32 idx, __u64 inj_id, __u64 now, int have_stack, int guarded)
+ * exactly one call however many CPUs race. site: the site's index, idx:
+ * the slot's in the site's slots map. flags (a global function takes at
+ * most five arguments): EVAL_HAVE_STACK, the kernel stack has been captured
+ * into stack_scratch; EVAL_GUARDED, a guard forbids failing this call
+ * (guard_holds()): it is counted, after the filters, and never matched. */
+#define EVAL_HAVE_STACK 1
+#define EVAL_GUARDED    2
+
+__noinline long evaluate(__u32 site, __u32 idx, __u64 inj_id, __u64 now, __u32 flags)
 {
         struct inject_slot *slot;
+        void *slots;
         __u32 zero = 0;
         __u64 *ips;
         __u64 n, k, every;
 
-        slot = bpf_map_lookup_elem(&slots, &idx);
+        slots = bpf_map_lookup_elem(&site_slots, &site);
+        if (!slots)
+                return 0;
+        slot = bpf_map_lookup_elem(slots, &idx);
         if (!slot || !inj_id || slot->id != inj_id)
                 return 0;
         if (now >= slot->deadline_ns)
@@ -297,10 +345,10 @@ __noinline long evaluate(__u32 idx, __u64 inj_id, __u64 now, int have_stack, int
                 return 0;
         if (slot->n_callers) {
                 ips = bpf_map_lookup_elem(&stack_scratch, &zero);
-                if (!ips || !have_stack || !stack_has_callers(slot, ips))
+                if (!ips || !(flags & EVAL_HAVE_STACK) || !stack_has_callers(slot, ips))
                         return 0;
         }
-        if (guarded) {
+        if (flags & EVAL_GUARDED) {
                 __sync_fetch_and_add(&slot->guarded, 1);
                 return 0;
         }
@@ -328,18 +376,22 @@ __noinline long evaluate(__u32 idx, __u64 inj_id, __u64 now, int have_stack, int
  * its closest ancestor that has one. The tag lists the roots nearest first,
  * so the first one this site serves wins. A tag whose injections all ended
  * is in no scopes map, and a new injection never reuses it. */
-__noinline int find_process_scope(const struct inject_tag *tag, struct inject_scope_val *out)
+__noinline int find_process_scope(__u32 site, const struct inject_tag *tag, struct inject_scope_val *out)
 {
         struct inject_scope_key key = { .kind = INJECT_SCOPE_PROCESS };
         struct inject_scope_val *v;
+        void *scopes;
 
         if (!tag || !out)
+                return 0;
+        scopes = bpf_map_lookup_elem(&site_scopes, &site);
+        if (!scopes)
                 return 0;
         for (int i = 0; i < INJECT_MAX_TAGS; i++) {
                 key.id = tag->tags[i];
                 if (!key.id)
                         return 0;
-                v = bpf_map_lookup_elem(&scopes, &key);
+                v = bpf_map_lookup_elem(scopes, &key);
                 if (v) {
                         *out = *v;
                         return 1;
@@ -350,12 +402,16 @@ __noinline int find_process_scope(const struct inject_tag *tag, struct inject_sc
 
 /* The deepest cgroup-scope injection among the caller's cgroup ancestors,
  * looking only at the levels some injection sits at. */
-__noinline int find_cgroup_scope(__u32 levels, struct inject_scope_val *out)
+__noinline int find_cgroup_scope(__u32 site, __u32 levels, struct inject_scope_val *out)
 {
         struct inject_scope_key key = { .kind = INJECT_SCOPE_CGROUP };
         struct inject_scope_val *v;
+        void *scopes;
 
         if (!out)
+                return 0;
+        scopes = bpf_map_lookup_elem(&site_scopes, &site);
+        if (!scopes)
                 return 0;
         for (int l = INJECT_MAX_CGROUP_LEVEL - 1; l >= 0; l--) {
                 if (!(levels & (1u << l)))
@@ -363,7 +419,7 @@ __noinline int find_cgroup_scope(__u32 levels, struct inject_scope_val *out)
                 key.id = bpf_get_current_ancestor_cgroup_id(l);
                 if (!key.id)
                         continue;
-                v = bpf_map_lookup_elem(&scopes, &key);
+                v = bpf_map_lookup_elem(scopes, &key);
                 if (v) {
                         *out = *v;
                         return 1;
@@ -381,11 +437,19 @@ static __always_inline long decide(void *ctx, int kprobe)
         struct inject_site_info *info;
         struct inject_tag *tag;
         __u32 zero = 0;
-        int have_stack = 0, guarded;
+        __u32 flags = 0;
         __u64 now, id = 0;
+        void *m;
+        __u32 site;
         long r = 0;
 
-        info = bpf_map_lookup_elem(&site, &zero);
+        /* The cookie is a u64; an index past the outer maps' end finds
+         * nothing there. */
+        site = kprobe ? (__u32) bpf_get_attach_cookie(ctx) : site_index;
+        m = bpf_map_lookup_elem(&site_infos, &site);
+        if (!m)
+                return 0;
+        info = bpf_map_lookup_elem(m, &zero);
         if (!info || !info->n_live)
                 return 0;
         /* A task outside every process scope has no tag: one lookup that
@@ -393,12 +457,13 @@ static __always_inline long decide(void *ctx, int kprobe)
         if (info->n_process) {
                 tag = bpf_task_storage_get(&task_tags, bpf_get_current_task_btf(), 0, 0);
                 if (tag)
-                        find_process_scope(tag, &pv);
+                        find_process_scope(site, tag, &pv);
         }
         if (info->cgroup_levels)
-                find_cgroup_scope(info->cgroup_levels, &cv);
+                find_cgroup_scope(site, info->cgroup_levels, &cv);
         if (info->n_global) {
-                v = bpf_map_lookup_elem(&scopes, &gkey);
+                m = bpf_map_lookup_elem(&site_scopes, &site);
+                v = m ? bpf_map_lookup_elem(m, &gkey) : NULL;
                 if (v)
                         gv = *v;
         }
@@ -412,22 +477,24 @@ static __always_inline long decide(void *ctx, int kprobe)
 
                 if (ips) {
                         __builtin_memset(ips, 0, sizeof(__u64) * INJECT_STACK_DEPTH);
-                        have_stack = bpf_get_stack(ctx, ips, sizeof(__u64) * INJECT_STACK_DEPTH, 0) > 0;
+                        if (bpf_get_stack(ctx, ips, sizeof(__u64) * INJECT_STACK_DEPTH, 0) > 0)
+                                flags |= EVAL_HAVE_STACK;
                 }
         }
 
         /* Only callers in scope read the arguments. */
-        guarded = guard_holds(ctx, kprobe);
+        if (guard_holds(ctx, kprobe, info))
+                flags |= EVAL_GUARDED;
         now = bpf_ktime_get_boot_ns();
-        if (pv.inj_id && (r = evaluate(pv.slot, pv.inj_id, now, have_stack, guarded)))
+        if (pv.inj_id && (r = evaluate(site, pv.slot, pv.inj_id, now, flags)))
                 id = pv.inj_id;
-        else if (cv.inj_id && (r = evaluate(cv.slot, cv.inj_id, now, have_stack, guarded)))
+        else if (cv.inj_id && (r = evaluate(site, cv.slot, cv.inj_id, now, flags)))
                 id = cv.inj_id;
-        else if (gv.inj_id && (r = evaluate(gv.slot, gv.inj_id, now, have_stack, guarded)))
+        else if (gv.inj_id && (r = evaluate(site, gv.slot, gv.inj_id, now, flags)))
                 id = gv.inj_id;
         if (!id)
                 return 0;
-        emit_event(ctx, id, r >> 1, now);
+        emit_event(ctx, info, id, r >> 1, now);
         return r;
 }
 

@@ -3,18 +3,25 @@
 
 /* Types shared by bpf/inject.bpf.c and the engine that loads it.
  *
- * One program is loaded per (function, backend) "site". Injections on that
- * site are entries of its maps, so arming the 100th injection on a function
- * loads nothing and costs a caller outside every scope no more than the
- * first one did: one task-storage lookup for process scopes (a task in one
- * carries a tag, struct inject_tag) and one hash lookup per cgroup level in
- * use, whatever the number of injections. */
+ * A (function, backend) is a "site": three maps (its scopes hash, its
+ * slots array and its info, struct inject_site_info) created by the engine
+ * and placed, at the site's index, in three outer maps (arrays of maps)
+ * that every copy of the program shares. The kprobe program is one for
+ * every site, loaded once, and finds its site through the attach cookie
+ * (the index); an fmod_ret program is loaded per site, with its index in
+ * its read-only data. Injections on a site are entries of its maps, so
+ * arming the 100th injection on a function loads nothing and costs a caller
+ * outside every scope no more than the first one did: one task-storage
+ * lookup for process scopes (a task in one carries a tag, struct
+ * inject_tag) and one hash lookup per cgroup level in use, whatever the
+ * number of injections. */
 
 #ifndef __VMLINUX_MIN_H__
 #include <linux/types.h>
 #endif
 
-#define INJECT_MAX_SLOTS        256     /* injections per site */
+#define INJECT_MAX_SLOTS        256     /* injections per site, by default (the engine's --max-per-function) */
+#define INJECT_MAX_SITES        4096    /* sites at once: entries of the outer maps (8 bytes each) */
 #define INJECT_MAX_CALLERS      4       /* caller filters per injection */
 #define INJECT_STACK_DEPTH      32      /* kernel frames searched for a caller */
 #define INJECT_MAX_CGROUP_LEVEL 32      /* cgroup levels a scope may sit at (bits of a u32 mask) */
@@ -31,7 +38,7 @@
  * whatever the injection says, because the kernel's own fault injection
  * never fails it there either and its callers rely on that
  * (src/engine/guards.c has the table, docs/engine.md the reasons). The
- * engine sets a site's guard in the program's read-only data. */
+ * engine sets a site's guard in its info (struct inject_site_info). */
 enum inject_guard {
         INJECT_GUARD_NONE             = 0,
         INJECT_GUARD_FAILSLAB         = 1,      /* should_failslab(struct kmem_cache *s, gfp_t gfpflags):
@@ -117,9 +124,13 @@ struct inject_site_info {
         __u32 n_global;
         __u32 n_live;
         __u32 n_callers;        /* injections with caller filters: the stack must be captured */
-        /* Read only by user space: what this site is, for adoption. */
-        __u32 backend;
-        char function[INJECT_FUNC_LEN];
+        /* Written once, when the site is created. */
+        __u32 backend;          /* read only by user space: what this site is, for adoption */
+        char function[INJECT_FUNC_LEN]; /* in events */
+        __u32 index;            /* the site's in the outer maps: the kprobe link's cookie */
+        __u32 guard;            /* enum inject_guard */
+        __u64 guard_bootstrap_cache;    /* INJECT_GUARD_FAILSLAB: &kmem_cache, the kernel's pointer
+                                         * to its bootstrap cache (from kallsyms) */
 };
 
 /* Process scopes are kept as a tag on each task (BPF task-local storage,

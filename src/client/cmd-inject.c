@@ -4,29 +4,41 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "duration.h"
 #include "errno-name.h"
+#include "event-watcher.h"
 #include "injectctl.h"
 #include "json-build.h"
 #include "json-util.h"
 #include "scope-kind.h"
 #include "spec.h"
+#include "time-util.h"
 
-/* Holding is a display refresh, and stays a poll: calls_seen and
- * calls_matched change with every call of the function and neither API
- * sends an event for them (D-Bus annotates the counters
- * EmitsChangedSignal=false, Varlink's Watch has "fault" and "removed"
- * only), so ListInjections is the one way to show them live. The wait
- * between reads is a nanosleep() that a signal cuts short, so Ctrl-C
- * cancels at once. */
+/* Holding learns of its injection's faults and of its end from the
+ * daemon's events (a Varlink Watch of this one injection, event-watcher.h,
+ * which serves the D-Bus transport too), not by asking again and again. A
+ * fault event makes one read of the counters (ListInjections): faults
+ * closer together than HOLD_COALESCE_USEC share one. calls_seen,
+ * calls_matched and calls_guarded change with every call of the function
+ * and no event carries them, so they are shown as of the last fault and,
+ * at the end, as the "removed" event has them. Where no event stream can
+ * be had (the Varlink socket unreachable), holding falls back on reading
+ * the counters every HOLD_POLL_MSEC, and says so. */
+#define HOLD_COALESCE_USEC (200 * USEC_PER_MSEC)
 #define HOLD_POLL_MSEC 500
+/* How long a cancel waits for the "removed" event with the final counters;
+ * and, past the deadline, how long before the injection is read once more
+ * in case its "removed" event never comes. */
+#define HOLD_EVENT_WAIT_USEC (10 * USEC_PER_SEC)
 #define COMM_MAX 15
 
 static volatile sig_atomic_t stop_signal;
@@ -83,90 +95,235 @@ static void print_counters(const char *id, const char *type, const Counters *c, 
         print_json(o, true);
 }
 
-static int hold(Transport *t, const char *id, const char *function) {
+typedef struct Hold {
+        Transport *t;
+        const char *id, *function;
+        uint64_t expires;       /* the deadline, CLOCK_REALTIME */
+        bool tty;
+        Counters last;          /* the last shown; seen UINT64_MAX before the first */
+} Hold;
+
+static void counters_from(json_object *doc, Counters *c) {
+        (void) json_get_u64(doc, "calls_seen", 0, UINT64_MAX, &c->seen);
+        (void) json_get_u64(doc, "calls_matched", 0, UINT64_MAX, &c->matched);
+        (void) json_get_u64(doc, "faults_injected", 0, UINT64_MAX, &c->injected);
+        (void) json_get_u64(doc, "calls_guarded", 0, UINT64_MAX, &c->guarded);
+}
+
+static uint64_t hold_left(const Hold *h) {
+        uint64_t now = now_usec(CLOCK_REALTIME);
+
+        return h->expires > now ? h->expires - now : 0;
+}
+
+/* Shows the counters: a JSON line or a text line when they changed, and
+ * on a terminal the status line again (the time left moves on). */
+static void hold_show(Hold *h, const Counters *now, uint64_t left) {
+        char lbuf[FORMAT_DURATION_MAX];
+        bool changed = !counters_equal(now, &h->last);
+
+        if (arg_json && changed)
+                print_counters(h->id, "counters", now, left);
+        if (!arg_json) {
+                if (h->tty)
+                        printf("\r\033[K%s: seen %" PRIu64 ", matched %" PRIu64 ", injected %" PRIu64
+                               ", guarded %" PRIu64 ", %s left",
+                               h->function, now->seen, now->matched, now->injected, now->guarded,
+                               format_left(lbuf, sizeof(lbuf), left));
+                else if (changed)
+                        printf("%s: seen %" PRIu64 ", matched %" PRIu64 ", injected %" PRIu64
+                               ", guarded %" PRIu64 "\n",
+                               h->function, now->seen, now->matched, now->injected, now->guarded);
+                fflush(stdout);
+        }
+        h->last = *now;
+}
+
+/* One read of the counters. Sets *gone when the injection is no longer
+ * listed, or has no time left. */
+static int hold_read(Hold *h, bool *gone) {
+        _cleanup_json_ json_object *list = NULL;
+        Counters now = h->last;
+        uint64_t left = 0;
+        json_object *doc;
+        int r;
+
+        r = transport_list_injections(h->t, false, &list);
+        if (r < 0)
+                return report_error(h->t, r, "Cannot read the injection");
+        doc = injection_find(list, h->id);
+        if (!doc) {
+                *gone = true;
+                return 0;
+        }
+        if (now.seen == UINT64_MAX)
+                now = (Counters) {};
+        counters_from(doc, &now);
+        (void) json_get_u64(doc, "remaining_usec", 0, UINT64_MAX, &left);
+        hold_show(h, &now, left);
+        *gone = left == 0;
+        return 0;
+}
+
+/* Without events: a read every HOLD_POLL_MSEC, until a signal or the end.
+ * The wait is a ppoll() with the stop signals let in, so Ctrl-C cancels at
+ * once. */
+static int hold_poll(Hold *h, const sigset_t *waitmask, bool *gone) {
+        int r;
+
+        while (!stop_signal) {
+                struct timespec ts = { .tv_nsec = HOLD_POLL_MSEC * 1000000L };
+
+                r = hold_read(h, gone);
+                if (r < 0 || *gone)
+                        return r;
+                (void) ppoll(NULL, 0, &ts, waitmask);
+        }
+        return 0;
+}
+
+/* With events: sleeps in ppoll() on the watcher's eventfd, with the stop
+ * signals let in, until a fault (one read), the "removed" event (the final
+ * counters, from it) or a signal. A terminal's status line is redrawn
+ * once a second for the time left, from the deadline, without asking the
+ * daemon. */
+static int hold_events(Hold *h, EventWatcher *w, const sigset_t *waitmask, bool *gone) {
+        uint64_t handled = 0, last_read = 0, recheck = h->expires + HOLD_EVENT_WAIT_USEC;
+        int r;
+
+        /* What came between the arm and the stream, and since. */
+        handled = event_watcher_fault_count(w, h->id);
+        r = hold_read(h, gone);
+        if (r < 0 || *gone)
+                return r;
+        last_read = now_usec(CLOCK_MONOTONIC);
+        while (!stop_signal) {
+                _cleanup_json_ json_object *doc = event_watcher_removed(w, h->id);
+                struct pollfd pfd = { .fd = event_watcher_fd(w), .events = POLLIN };
+                uint64_t now, faults, timeout = UINT64_MAX;
+                eventfd_t drained;
+                struct timespec ts;
+
+                if (doc) {
+                        *gone = true;   /* hold() shows its final counters */
+                        return 0;
+                }
+                if (event_watcher_ended(w)) {
+                        fprintf(stderr, "The daemon's event stream ended; reading the counters every %d ms.\n",
+                                HOLD_POLL_MSEC);
+                        return hold_poll(h, waitmask, gone);
+                }
+                now = now_usec(CLOCK_MONOTONIC);
+                faults = event_watcher_fault_count(w, h->id);
+                if (faults != handled) {
+                        if (now >= last_read + HOLD_COALESCE_USEC) {
+                                handled = faults;
+                                r = hold_read(h, gone);
+                                last_read = now_usec(CLOCK_MONOTONIC);
+                                if (r < 0 || *gone)
+                                        return r;
+                                continue;
+                        }
+                        timeout = last_read + HOLD_COALESCE_USEC - now;
+                }
+                /* Past its deadline with no "removed" event (a daemon that
+                 * lost it): read once, then wait as long again. */
+                if (now_usec(CLOCK_REALTIME) >= recheck) {
+                        r = hold_read(h, gone);
+                        if (r < 0 || *gone)
+                                return r;
+                        recheck = now_usec(CLOCK_REALTIME) + HOLD_EVENT_WAIT_USEC;
+                }
+                if (h->tty && timeout > USEC_PER_SEC)
+                        timeout = USEC_PER_SEC;
+                if (timeout > HOLD_EVENT_WAIT_USEC)
+                        timeout = HOLD_EVENT_WAIT_USEC;
+                ts = (struct timespec) { .tv_sec = (time_t) (timeout / USEC_PER_SEC),
+                                         .tv_nsec = (long) (timeout % USEC_PER_SEC) * 1000L };
+                (void) ppoll(&pfd, 1, &ts, waitmask);
+                (void) eventfd_read(pfd.fd, &drained);
+                if (h->tty)
+                        hold_show(h, &h->last, hold_left(h));
+        }
+        return 0;
+}
+
+/* The final counters come with the "removed" event, which may follow the
+ * end a read saw (an injection exhausted by the fault whose event made the
+ * read) or a cancel: shows them once it comes. */
+static void hold_final(Hold *h, EventWatcher *w) {
+        _cleanup_json_ json_object *doc = event_watcher_wait_removed(w, h->id, HOLD_EVENT_WAIT_USEC);
+        Counters end = h->last;
+
+        if (!doc)
+                return;
+        if (end.seen == UINT64_MAX)
+                end = (Counters) {};
+        counters_from(doc, &end);
+        hold_show(h, &end, 0);
+}
+
+static int hold(Transport *t, const char *id, const char *function, uint64_t expires) {
+        _cleanup_(event_watcher_freep) EventWatcher *w = NULL;
         struct sigaction sa = { .sa_handler = on_stop };
-        bool tty = isatty(STDOUT_FILENO);
-        Counters last = { .seen = UINT64_MAX };
+        Hold h = { .t = t, .id = id, .function = function, .expires = expires, .tty = isatty(STDOUT_FILENO),
+                   .last = { .seen = UINT64_MAX } };
+        sigset_t stops, waitmask;
         bool gone = false;
         int r;
 
+        /* The stop signals are blocked but while waiting (ppoll()): one
+         * that comes during a read is not lost, and cuts the next wait. */
+        sigemptyset(&stops);
+        sigaddset(&stops, SIGINT);
+        sigaddset(&stops, SIGTERM);
+        sigaddset(&stops, SIGHUP);
+        (void) sigprocmask(SIG_BLOCK, &stops, &waitmask);
+        sigdelset(&waitmask, SIGINT);
+        sigdelset(&waitmask, SIGTERM);
+        sigdelset(&waitmask, SIGHUP);
         (void) sigaction(SIGINT, &sa, NULL);
         (void) sigaction(SIGTERM, &sa, NULL);
         (void) sigaction(SIGHUP, &sa, NULL);
 
-        if (!arg_json && tty)
+        if (!arg_json && h.tty)
                 printf("Holding it; Ctrl-C cancels.\n");
         fflush(stdout);
 
-        while (!stop_signal) {
-                _cleanup_json_ json_object *list = NULL;
-                Counters now = {};
-                uint64_t left = 0;
-                char lbuf[FORMAT_DURATION_MAX];
-                struct timespec ts = { .tv_nsec = HOLD_POLL_MSEC * 1000000L };
-                json_object *doc;
+        r = event_watcher_start(arg_varlink_path, id, &w);
+        if (r < 0) {
+                fprintf(stderr, "Cannot follow the injection's events (%s); reading its counters every %d ms.\n",
+                        strerror(-r), HOLD_POLL_MSEC);
+                r = hold_poll(&h, &waitmask, &gone);
+        } else
+                r = hold_events(&h, w, &waitmask, &gone);
+        if (r < 0)
+                return r;
 
-                r = transport_list_injections(t, false, &list);
-                if (r < 0 && stop_signal)
-                        break;  /* the signal cut the call short (EINTR): cancel */
+        if (!gone) {
+                r = transport_cancel(t, id);
+                if (r == -EREMOTEIO && strcmp(transport_error_name(t), "NoSuchInjection") == 0)
+                        r = 0;
                 if (r < 0)
-                        return report_error(t, r, "Cannot read the injection");
-                doc = injection_find(list, id);
-                if (!doc) {
-                        gone = true;
-                        break;
-                }
-                (void) json_get_u64(doc, "calls_seen", 0, UINT64_MAX, &now.seen);
-                (void) json_get_u64(doc, "calls_matched", 0, UINT64_MAX, &now.matched);
-                (void) json_get_u64(doc, "faults_injected", 0, UINT64_MAX, &now.injected);
-                (void) json_get_u64(doc, "calls_guarded", 0, UINT64_MAX, &now.guarded);
-                (void) json_get_u64(doc, "remaining_usec", 0, UINT64_MAX, &left);
-
-                if (arg_json && !counters_equal(&now, &last))
-                        print_counters(id, "counters", &now, left);
-                if (!arg_json) {
-                        if (tty)
-                                printf("\r\033[K%s: seen %" PRIu64 ", matched %" PRIu64 ", injected %" PRIu64
-                                       ", guarded %" PRIu64 ", %s left",
-                                       function, now.seen, now.matched, now.injected, now.guarded,
-                                       format_left(lbuf, sizeof(lbuf), left));
-                        else if (!counters_equal(&now, &last))
-                                printf("%s: seen %" PRIu64 ", matched %" PRIu64 ", injected %" PRIu64
-                                       ", guarded %" PRIu64 "\n",
-                                       function, now.seen, now.matched, now.injected, now.guarded);
-                        fflush(stdout);
-                }
-                last = now;
-                if (left == 0) {
-                        gone = true;
-                        break;
-                }
-                (void) nanosleep(&ts, NULL);
+                        return report_error(t, r, "Cannot cancel");
         }
-        if (!arg_json && tty)
+        hold_final(&h, w);
+        if (!arg_json && h.tty)
                 printf("\n");
-        if (last.seen == UINT64_MAX)
-                last.seen = 0;
+        if (h.last.seen == UINT64_MAX)
+                h.last = (Counters) {};
 
         if (gone) {
                 if (arg_json)
-                        print_counters(id, "ended", &last, 0);
+                        print_counters(id, "ended", &h.last, 0);
                 else
                         printf("Injection %s ended (expired or exhausted).\n", id);
-                return 0;
-        }
-
-        r = transport_cancel(t, id);
-        if (r == -EREMOTEIO && strcmp(transport_error_name(t), "NoSuchInjection") == 0)
-                r = 0;
-        if (r < 0)
-                return report_error(t, r, "Cannot cancel");
-        if (arg_json)
-                print_counters(id, "cancelled", &last, 0);
+        } else if (arg_json)
+                print_counters(id, "cancelled", &h.last, 0);
         else
                 printf("Cancelled %s: seen %" PRIu64 ", matched %" PRIu64 ", injected %" PRIu64
                        ", guarded %" PRIu64 ".\n",
-                       id, last.seen, last.matched, last.injected, last.guarded);
+                       id, h.last.seen, h.last.matched, h.last.injected, h.last.guarded);
         return 0;
 }
 
@@ -366,5 +523,5 @@ int cmd_inject(int argc, char **argv) {
 
         if (detach)
                 return 0;
-        return hold(t, id, function);
+        return hold(t, id, function, expires);
 }

@@ -179,7 +179,7 @@ int cmd_run(int argc, char **argv) {
          * now: connecting first would start injectd by its socket, not by
          * the D-Bus call the user asked for; and no fault can come before
          * the command runs. */
-        (void) event_watcher_start(arg_varlink_path, &w);
+        (void) event_watcher_start(arg_varlink_path, NULL, &w);
         r = held_child_release(&child, &exec_errno);
         if (r < 0) {
                 ret = report_error(NULL, r, "Cannot start the command");

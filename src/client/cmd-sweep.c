@@ -346,7 +346,7 @@ static int sweep_one(Transport *t, EventWatcher **watcher, int kmsg_fd, const Fa
          * Inject would start injectd by its socket rather than by the
          * transport the user chose; no fault comes before the release. */
         if (n == 0) {
-                r = event_watcher_start(arg_varlink_path, watcher);
+                r = event_watcher_start(arg_varlink_path, NULL, watcher);
                 if (r < 0)
                         fprintf(stderr, "injectctl: Cannot follow injectd's events on its Varlink socket (%s): "
                                 "the report will have no kernel stacks.\n", strerror(-r));

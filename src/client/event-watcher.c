@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,8 +28,15 @@ struct EventWatcher {
         bool ended;             /* the stream is over: nothing more will come */
         json_object *removed;   /* id → last injection document */
         json_object *faults;    /* id → first fault event */
+        json_object *n_faults;  /* id → fault events seen */
+        json_object *params;    /* of the Watch call: the one id followed, or NULL */
         int ready[2];           /* the thread writes a byte once "watching", or on its end */
+        int notify;             /* an eventfd, added to on each fault and removed event, and at the end */
 };
+
+static void notify(EventWatcher *w) {
+        (void) eventfd_write(w->notify, 1);
+}
 
 static int on_reply(VarlinkClient *c, json_object *params, const char *error, bool continues, void *userdata) {
         EventWatcher *w = userdata;
@@ -48,10 +56,19 @@ static int on_reply(VarlinkClient *c, json_object *params, const char *error, bo
         pthread_mutex_lock(&w->lock);
         if (strcmp(type, "removed") == 0 && json_get_object(event, "injection", &doc) >= 0)
                 r = json_add_ref(w->removed, id, doc);
-        else if (strcmp(type, "fault") == 0 && !json_object_object_get(w->faults, id))
-                r = json_add_ref(w->faults, id, event);
+        else if (strcmp(type, "fault") == 0) {
+                json_object *n = json_object_object_get(w->n_faults, id);
+
+                if (n)
+                        json_object_set_int64(n, json_object_get_int64(n) + 1);
+                else
+                        r = json_add_i64(w->n_faults, id, 1);
+                if (r >= 0 && !json_object_object_get(w->faults, id))
+                        r = json_add_ref(w->faults, id, event);
+        }
         pthread_cond_broadcast(&w->changed);
         pthread_mutex_unlock(&w->lock);
+        notify(w);
         /* Out of memory: stop following, as when the daemon goes away,
          * rather than go on recording some events and not others. */
         return r < 0;
@@ -60,16 +77,17 @@ static int on_reply(VarlinkClient *c, json_object *params, const char *error, bo
 static void *watch_thread(void *userdata) {
         EventWatcher *w = userdata;
 
-        (void) varlink_client_call_more(w->client, "org.injectd.Injector.Watch", NULL, on_reply, w);
+        (void) varlink_client_call_more(w->client, "org.injectd.Injector.Watch", w->params, on_reply, w);
         pthread_mutex_lock(&w->lock);
         w->ended = true;
         pthread_cond_broadcast(&w->changed);
         pthread_mutex_unlock(&w->lock);
+        notify(w);
         (void) write(w->ready[1], "", 1);
         return NULL;
 }
 
-int event_watcher_start(const char *path, EventWatcher **ret) {
+int event_watcher_start(const char *path, const char *id, EventWatcher **ret) {
         _cleanup_(event_watcher_freep) EventWatcher *w = NULL;
         pthread_condattr_t attr;
         sigset_t all, old_mask;
@@ -79,7 +97,7 @@ int event_watcher_start(const char *path, EventWatcher **ret) {
         w = calloc(1, sizeof(*w));
         if (!w)
                 return -ENOMEM;
-        w->ready[0] = w->ready[1] = -1;
+        w->ready[0] = w->ready[1] = w->notify = -1;
         pthread_mutex_init(&w->lock, NULL);
         /* Waits are bounded on CLOCK_MONOTONIC: a wall-clock step must
          * neither cut them short nor stretch them. */
@@ -89,9 +107,20 @@ int event_watcher_start(const char *path, EventWatcher **ret) {
         pthread_condattr_destroy(&attr);
         w->removed = json_object_new_object();
         w->faults = json_object_new_object();
-        if (!w->removed || !w->faults)
+        w->n_faults = json_object_new_object();
+        if (!w->removed || !w->faults || !w->n_faults)
                 return -ENOMEM;
+        if (id) {
+                _cleanup_json_ json_object *ids = json_object_new_array();
+
+                if (!ids || json_append_string(ids, id) < 0 ||
+                    json_build_object(&w->params, JSON_PAIR_REF("ids", ids), JSON_BUILD_END) < 0)
+                        return -ENOMEM;
+        }
         if (pipe2(w->ready, O_CLOEXEC) < 0)
+                return -errno;
+        w->notify = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (w->notify < 0)
                 return -errno;
         r = varlink_client_connect(path ?: INJECTD_VARLINK_ADDRESS, &w->client);
         if (r < 0)
@@ -123,8 +152,11 @@ EventWatcher *event_watcher_free(EventWatcher *w) {
         w->client = varlink_client_free(w->client);
         json_object_put(w->removed);
         json_object_put(w->faults);
+        json_object_put(w->n_faults);
+        json_object_put(w->params);
         (void) safe_close(w->ready[0]);
         (void) safe_close(w->ready[1]);
+        (void) safe_close(w->notify);
         pthread_cond_destroy(&w->changed);
         pthread_mutex_destroy(&w->lock);
         free(w);
@@ -182,5 +214,28 @@ void event_watcher_forget(EventWatcher *w, const char *id) {
         pthread_mutex_lock(&w->lock);
         json_object_object_del(w->removed, id);
         json_object_object_del(w->faults, id);
+        json_object_object_del(w->n_faults, id);
         pthread_mutex_unlock(&w->lock);
+}
+
+int event_watcher_fd(EventWatcher *w) {
+        return w->notify;
+}
+
+uint64_t event_watcher_fault_count(EventWatcher *w, const char *id) {
+        int64_t n;
+
+        pthread_mutex_lock(&w->lock);
+        n = json_object_get_int64(json_object_object_get(w->n_faults, id));
+        pthread_mutex_unlock(&w->lock);
+        return n > 0 ? (uint64_t) n : 0;
+}
+
+bool event_watcher_ended(EventWatcher *w) {
+        bool ended;
+
+        pthread_mutex_lock(&w->lock);
+        ended = w->ended;
+        pthread_mutex_unlock(&w->lock);
+        return ended;
 }

@@ -9,6 +9,7 @@
  * "fault" events. Events come for injections armed over either API, so
  * this works with the D-Bus transport too. */
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <json-c/json.h>
@@ -18,8 +19,9 @@
 typedef struct EventWatcher EventWatcher;
 
 /* Connects to the Varlink socket at path (NULL: the default) and returns
- * once the stream is on, so that nothing armed afterwards is missed. */
-int event_watcher_start(const char *path, EventWatcher **ret);
+ * once the stream is on, so that nothing armed afterwards is missed. With
+ * id, only that injection's events come (Watch's "ids"). */
+int event_watcher_start(const char *path, const char *id, EventWatcher **ret);
 EventWatcher *event_watcher_free(EventWatcher *w);
 DEFINE_TRIVIAL_CLEANUP_FUNC(EventWatcher *, event_watcher_free)
 
@@ -38,3 +40,15 @@ json_object *event_watcher_wait_first_fault(EventWatcher *w, const char *id, uin
 
 /* Drops what was kept for id. */
 void event_watcher_forget(EventWatcher *w, const char *id);
+
+/* An eventfd (non-blocking) that becomes readable on each fault and
+ * removed event kept, and when the stream ends: for poll(), in a thread
+ * that must also wake on signals. Reading it (clearing it) is the
+ * caller's. */
+int event_watcher_fd(EventWatcher *w);
+
+/* Fault events seen for id so far (those --event-rate passed on). */
+uint64_t event_watcher_fault_count(EventWatcher *w, const char *id);
+
+/* Whether the stream is over (the daemon went away). */
+bool event_watcher_ended(EventWatcher *w);

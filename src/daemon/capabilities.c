@@ -260,6 +260,7 @@ static json_object *phases_json(const EnginePhases *p) {
                               JSON_PAIR_U64("verify_usec", p->verify_usec),
                               JSON_PAIR_U64("attach_usec", p->attach_usec),
                               JSON_PAIR_U64("tag_usec", p->tag_usec),
+                              JSON_PAIR_U64("tag_tasks", p->tag_tasks),
                               JSON_PAIR_U64("total_usec", p->total_usec),
                               JSON_PAIR_U64("verified_insns", p->verified_insns),
                               JSON_BUILD_END) < 0)
@@ -279,6 +280,7 @@ static json_object *engine_json(Manager *m) {
                               JSON_PAIR_U64("arms", st.arms),
                               JSON_PAIR_OBJECT("last_arm", phases_json(&st.last_arm)),
                               JSON_PAIR_OBJECT("arm_total", phases_json(&st.arm_total)),
+                              JSON_PAIR_OBJECT("kprobe_program", phases_json(&st.kprobe_program)),
                               JSON_PAIR_U64("programs_loaded", st.loads),
                               JSON_PAIR_U64("programs_reattached", st.reattaches),
                               JSON_PAIR_U64("programs_cached", st.n_cached),

@@ -56,7 +56,7 @@ static void help(void) {
                "  --idle-timeout=DURATION     close a Varlink connection idle this long (default %s, 0: never)\n"
                "  --max-subscriptions-per-user=N\n"
                "                              D-Bus Subscribe() calls of one unprivileged user (default %d)\n"
-               "  --site-cache=DURATION       keep a function's verified program loaded, detached, this long\n"
+               "  --site-cache=DURATION       keep a function's verified fmod_ret program loaded, detached, this long\n"
                "                              after its last injection ends (default %s, 0: off)\n"
                "  --site-cache-max=N          keep at most N such programs (default %d, 0: off)\n"
                "  --max-per-function=N        injections on one function and backend (default %d,\n"

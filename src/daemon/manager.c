@@ -218,12 +218,12 @@ int manager_start(Manager *m, sd_bus *bus) {
         r = adopt(m);
         if (r < 0)
                 return r;
-        /* tags.bpf.c, loaded and verified once for our lifetime: no
-         * process-scope request pays for it. */
+        /* tags.bpf.c and the kprobe program every kprobe site shares,
+         * loaded and verified once for our lifetime: no request pays for
+         * them. */
         r = engine_preload(m->engine);
         if (r < 0)
-                log_debug_errno(r, "Cannot load the process-scope tagging programs now, the first process-scope "
-                                "request will: %m");
+                log_debug_errno(r, "Cannot load the shared programs now, the first request that needs one will: %m");
         if (m->n_injections > 0) {
                 r = manager_open_events(m);
                 if (r < 0)

@@ -14,6 +14,7 @@
 
 #include "cleanup.h"
 #include "engine-internal.h"
+#include "log.h"
 #include "pin.h"
 #include "scope-roots.h"
 #include "scope.h"
@@ -49,7 +50,13 @@ static int adopt_fn(Engine *e, Site *s, uint32_t idx, const struct inject_slot *
         AdoptResult *v;
         int r;
 
-        if (!slot) {    /* a half-built site: nothing in it was ever armed */
+        if (!slot) {
+                /* A half-built site, where nothing was ever armed, or one
+                 * pinned by another version of injectd, which this one
+                 * cannot read: removing it detaches its program, so none
+                 * of its faults outlives what the daemon can account for. */
+                log_warning("Removing the pinned site '%s': half-built, or left by another version of injectd.",
+                            s->dir);
                 (void) pin_dir_remove(s->dir);
                 return 0;
         }

@@ -73,13 +73,24 @@ static int choose_backend(Engine *e, const InjectableFunction *f, const InjectSp
                 *ret = BACKEND_FMOD_RET;
                 return 0;
         default:
-                /* fmod_ret is the cheaper trampoline; kprobe is the one that can return 0. */
-                if ((m & (1u << BACKEND_FMOD_RET)) && spec->retval != 0) {
-                        *ret = BACKEND_FMOD_RET;
-                        return 0;
-                }
+                /* kprobe first: its program is loaded and verified once for
+                 * the engine's lifetime and shared by every function (found
+                 * through the attach cookie), so a first request on a
+                 * function is only an attach. An fmod_ret program is
+                 * verified against its target's BTF, one per function: a
+                 * first request would verify one (hundreds of milliseconds
+                 * under emulation). A call costs each backend little over
+                 * its own empty program (docs/performance.md), so the
+                 * trampoline's cheaper call does not outweigh that. fmod_ret
+                 * then serves what kprobes cannot: LSM hooks and other
+                 * functions off the error-injection list, and kernels
+                 * without kprobe override. */
                 if (m & (1u << BACKEND_KPROBE)) {
                         *ret = BACKEND_KPROBE;
+                        return 0;
+                }
+                if ((m & (1u << BACKEND_FMOD_RET)) && spec->retval != 0) {
+                        *ret = BACKEND_FMOD_RET;
                         return 0;
                 }
                 return inject_error_set(err, -EOPNOTSUPP, INJECT_ERROR_BACKEND_UNAVAILABLE,
@@ -262,6 +273,7 @@ static void arm_phases_record(Engine *e, const char *function, Backend b, uint64
         sum->verify_usec += p->verify_usec;
         sum->attach_usec += p->attach_usec;
         sum->tag_usec += p->tag_usec;
+        sum->tag_tasks += p->tag_tasks;
         sum->total_usec += p->total_usec;
         if (p->verified_insns > sum->verified_insns)
                 sum->verified_insns = p->verified_insns;

@@ -15,6 +15,17 @@
 #include "slot-index.h"
 
 typedef struct OwnedSite OwnedSite;
+struct inject_bpf;
+
+/* The outer maps (arrays of maps) that hold every site's maps at its index
+ * (inject.h), shared by every copy of the program and pinned beside the
+ * ring buffer. */
+typedef enum SiteMapKind {
+        SITE_MAP_SCOPES,
+        SITE_MAP_SLOTS,
+        SITE_MAP_INFO,
+        _SITE_MAP_MAX,
+} SiteMapKind;
 
 struct Engine {
         char *pin_root;
@@ -24,6 +35,9 @@ struct Engine {
         int lock_fd;
         int events_fd;
         int tags_fd;
+        char *outer_path[_SITE_MAP_MAX];
+        int outer_fd[_SITE_MAP_MAX];
+        struct inject_bpf *kprobe_program;      /* the one every kprobe site runs (site.c) */
         uint64_t ns_per_tick;
         uint32_t max_slots;             /* slots of a site loaded from now on */
         FunctionTable *functions;
@@ -79,7 +93,7 @@ void engine_index_bump(Engine *e);
 /* The task storage of process-scope tags, shared by every site and the
  * tagging programs; the pinned one if there is one. */
 int engine_tags_fd(Engine *e);
-/* Makes sure the shared ring buffer and tags are pinned. */
+/* Makes sure the shared ring buffer, tags and outer maps are pinned. */
 int engine_pin_shared(Engine *e);
 /* Once no site is left, removes whatever else of ours is in bpffs. */
 void engine_gc_root(Engine *e);

@@ -91,6 +91,10 @@ Engine *engine_free(Engine *e) {
         free(e->sites_dir);
         free(e->events_path);
         free(e->tags_path);
+        for (int i = 0; i < _SITE_MAP_MAX; i++) {
+                free(e->outer_path[i]);
+                safe_close(e->outer_fd[i]);
+        }
         safe_close(e->lock_fd);
         safe_close(e->events_fd);
         safe_close(e->tags_fd);
@@ -99,6 +103,7 @@ Engine *engine_free(Engine *e) {
         kernel_probe_free(e->probe);
         engine_task_ns_free(e);
         site_cache_free_all(e);
+        site_program_free(e->kprobe_program);
         scope_tags_program_free(e->tags_program);
         slot_index_done(&e->index);
         free(e);
@@ -113,6 +118,8 @@ int engine_new(const char *pin_root, Engine **ret) {
         if (!e)
                 return -ENOMEM;
         e->lock_fd = e->events_fd = e->tags_fd = -1;
+        for (int i = 0; i < _SITE_MAP_MAX; i++)
+                e->outer_fd[i] = -1;
         e->cache_grace_usec = ENGINE_SITE_CACHE_GRACE_DEFAULT_USEC;
         e->cache_max = ENGINE_SITE_CACHE_MAX_DEFAULT;
         e->max_slots = INJECT_MAX_SLOTS;
@@ -121,7 +128,10 @@ int engine_new(const char *pin_root, Engine **ret) {
         if (!e->pin_root ||
             asprintf(&e->sites_dir, "%s/sites", e->pin_root) < 0 ||
             asprintf(&e->events_path, "%s/events", e->pin_root) < 0 ||
-            asprintf(&e->tags_path, "%s/task-tags", e->pin_root) < 0)
+            asprintf(&e->tags_path, "%s/task-tags", e->pin_root) < 0 ||
+            asprintf(&e->outer_path[SITE_MAP_SCOPES], "%s/site-scopes", e->pin_root) < 0 ||
+            asprintf(&e->outer_path[SITE_MAP_SLOTS], "%s/site-slots", e->pin_root) < 0 ||
+            asprintf(&e->outer_path[SITE_MAP_INFO], "%s/site-infos", e->pin_root) < 0)
                 return -ENOMEM;
         hz = sysconf(_SC_CLK_TCK);
         e->ns_per_tick = 1000000000ULL / (hz > 0 ? (uint64_t) hz : 100);
@@ -144,7 +154,7 @@ uint32_t engine_max_per_function(Engine *e) {
 
 int engine_preload(Engine *e) {
         const KernelProbe *p;
-        int fd;
+        int fd, r;
 
         /* A kernel that can inject nothing gets nothing loaded: the
          * tagging programs may load where no site can (lockdown refuses
@@ -155,9 +165,22 @@ int engine_preload(Engine *e) {
         if (!kernel_probe_available(p, PROBE_INJECTION))
                 return 0;
         fd = engine_tags_fd(e);
-        if (fd < 0)
-                return fd;
-        return scope_tags_prepare(&e->tags_program, fd, e->ns_per_tick);
+        r = fd < 0 ? fd : scope_tags_prepare(&e->tags_program, fd, e->ns_per_tick);
+        /* Each is loaded without the other, should one fail. */
+        if (e->caps.override == 0) {
+                _cleanup_(engine_unlockp) Engine *locked = NULL;
+                int k;
+
+                /* It pins the shared maps, which takes the lock. */
+                k = engine_lock(e);
+                if (k >= 0) {
+                        locked = e;
+                        k = site_kprobe_preload(e);
+                }
+                if (r >= 0)
+                        r = k;
+        }
+        return r;
 }
 
 int engine_lock(Engine *e) {
@@ -320,6 +343,57 @@ int engine_tags_fd(Engine *e) {
         return fd;
 }
 
+/* An outer map (engine-internal.h) and the template its inner maps must
+ * match: the same type, sizes and flags. The slots arrays are inner maps
+ * (BPF_F_INNER_MAP), so sites may differ in their number of slots. */
+static int outer_map_new(SiteMapKind k) {
+        static const struct {
+                const char *name;
+                enum bpf_map_type type;
+                uint32_t key_size, value_size, flags;
+        } inner[_SITE_MAP_MAX] = {
+                [SITE_MAP_SCOPES] = { "site_scopes", BPF_MAP_TYPE_HASH, sizeof(struct inject_scope_key),
+                                      sizeof(struct inject_scope_val), 0 },
+                [SITE_MAP_SLOTS] = { "site_slots", BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(struct inject_slot),
+                                     BPF_F_INNER_MAP },
+                [SITE_MAP_INFO] = { "site_infos", BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
+                                    sizeof(struct inject_site_info), 0 },
+        };
+        LIBBPF_OPTS(bpf_map_create_opts, o);
+        LIBBPF_OPTS(bpf_map_create_opts, io, .map_flags = inner[k].flags);
+        _cleanup_close_ int tmpl = -1;
+        int fd;
+
+        tmpl = bpf_map_create(inner[k].type, NULL, inner[k].key_size, inner[k].value_size, 1, &io);
+        if (tmpl < 0)
+                return negative_errno();
+        o.inner_map_fd = tmpl;
+        fd = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, inner[k].name, sizeof(uint32_t), sizeof(uint32_t),
+                            INJECT_MAX_SITES, &o);
+        return fd < 0 ? negative_errno() : fd;
+}
+
+/* As for the tags, the pinned maps win over the ones we kept: they are the
+ * ones the pinned sites are in. */
+static int engine_outer_fds(Engine *e) {
+        for (int i = 0; i < _SITE_MAP_MAX; i++) {
+                int fd = bpf_obj_get(e->outer_path[i]);
+
+                if (fd < 0) {
+                        if (errno != ENOENT)
+                                return negative_errno();
+                        if (e->outer_fd[i] >= 0)
+                                continue;
+                        fd = outer_map_new(i);
+                        if (fd < 0)
+                                return fd;
+                }
+                safe_close(e->outer_fd[i]);
+                e->outer_fd[i] = fd;
+        }
+        return 0;
+}
+
 /* They may have been unpinned when the last site went, while we kept their
  * fds. */
 int engine_pin_shared(Engine *e) {
@@ -331,12 +405,18 @@ int engine_pin_shared(Engine *e) {
         r = engine_tags_fd(e);
         if (r < 0)
                 return r;
+        r = engine_outer_fds(e);
+        if (r < 0)
+                return r;
         if (mkdir(e->pin_root, 0700) < 0 && errno != EEXIST)
                 return negative_errno();
         if (bpf_obj_pin(fd, e->events_path) < 0 && errno != EEXIST)
                 return negative_errno();
         if (bpf_obj_pin(e->tags_fd, e->tags_path) < 0 && errno != EEXIST)
                 return negative_errno();
+        for (int i = 0; i < _SITE_MAP_MAX; i++)
+                if (bpf_obj_pin(e->outer_fd[i], e->outer_path[i]) < 0 && errno != EEXIST)
+                        return negative_errno();
         return 0;
 }
 
@@ -344,6 +424,8 @@ void engine_gc_root(Engine *e) {
         if (rmdir(e->sites_dir) < 0 && errno != ENOENT)
                 return;         /* still has sites */
         (void) unlink(e->events_path);
+        for (int i = 0; i < _SITE_MAP_MAX; i++)
+                (void) unlink(e->outer_path[i]);
         (void) scope_tags_remove(e->pin_root);
         (void) unlink(e->tags_path);
         (void) rmdir(e->pin_root);

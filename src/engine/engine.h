@@ -7,10 +7,14 @@
  * a restart) adopts them from bpffs alone:
  *
  *   injectd/events                       ring buffer shared by every site
+ *   injectd/site-scopes, site-slots, site-infos
+ *                                        outer maps: every site's maps, at its index
  *   injectd/sites/<backend>-<function>/  link, scopes, slots, site
  *
- * One BPF program serves each (function, backend) site; injections are map
- * entries of that site. The engine does no policy: its caller has decided. */
+ * One kprobe program, loaded once, serves every kprobe site, found through
+ * the attach cookie; an fmod_ret site has a program of its own. Injections
+ * are map entries of their site. The engine does no policy: its caller has
+ * decided. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -110,9 +114,13 @@ typedef struct Engine Engine;
 typedef struct EnginePhases {
         uint64_t load_usec;             /* opening and preparing inject.bpf.c (ELF, BTF, configuration) */
         uint64_t verify_usec;           /* the kernel creating its maps and verifying it (bpf(BPF_PROG_LOAD)) */
-        uint64_t attach_usec;           /* attaching and pinning the site, or re-attaching a cached program */
+        uint64_t attach_usec;           /* creating the site's maps (publishing them in the outer maps),
+                                         * attaching and pinning it; or re-attaching a cached program */
         uint64_t tag_usec;              /* a process scope: finding its root and tagging its tasks,
                                          * tags.bpf.c's loading included when it had to be */
+        uint64_t tag_tasks;             /* ... the tasks its tagging visited: the root's and its
+                                         * descendants' (every task on the machine, on a kernel
+                                         * before 6.1), times the passes made */
         uint64_t total_usec;            /* the whole engine_arm(), these and the map writes */
         uint32_t verified_insns;        /* instructions the verifier processed for the program loaded
                                          * (bpf_prog_info.verified_insns, Linux 5.16+; 0: none loaded,
@@ -121,25 +129,29 @@ typedef struct EnginePhases {
 
 /* What the site cache did, for tests and the curious. */
 typedef struct EngineSiteStats {
-        uint64_t loads;                 /* programs loaded and verified */
-        uint64_t reattaches;            /* cached programs attached again instead */
+        uint64_t loads;                 /* programs loaded and verified: the shared kprobe one (once),
+                                         * and an fmod_ret one per new fmod_ret site */
+        uint64_t reattaches;            /* cached fmod_ret programs attached again instead */
         uint64_t reattach_failures;     /* ... refused by the kernel, then loaded afresh */
         uint64_t expired;               /* cached programs freed at the end of their grace period */
         uint64_t evicted;               /* ... freed early, to stay within the cap */
         uint64_t arms;                  /* successful engine_arm() calls */
         EnginePhases last_arm;          /* the last successful one's phases */
         EnginePhases arm_total;         /* every successful one's, summed (verified_insns: the largest) */
+        EnginePhases kprobe_program;    /* the shared kprobe program's load (load, verify,
+                                         * verified_insns), wherever it happened: at start or
+                                         * in the first kprobe arm */
         uint64_t index_rebuilds;        /* the index of injections read again from the pins (at
                                          * adoption, and after another engine changed them) */
         unsigned n_owned;               /* programs this engine holds, attached or cached */
         unsigned n_cached;              /* ... of which detached, kept for reuse */
 } EngineSiteStats;
 
-/* Injections per site: the slots of a site program loaded from now on (one
+/* Injections per site: the slots of a site created from now on (one
  * already pinned or cached keeps its own). Each slot costs the kernel
  * sizeof(struct inject_slot) (224 bytes) in the slots array and one
  * preallocated entry in the scopes hash (its 40 bytes of key and value
- * plus the kernel's element header), per site, when the site is loaded;
+ * plus the kernel's element header), per site, when the site is created;
  * and every arm and cancel reads its site's slots in one batch. */
 #define ENGINE_MAX_SLOTS_LIMIT 16384
 int engine_set_max_per_function(Engine *e, uint32_t n);       /* 1 to ENGINE_MAX_SLOTS_LIMIT, else -ERANGE */
@@ -170,10 +182,11 @@ int engine_get(Engine *e, uint64_t id, InjectionInfo *ret);
 int engine_list(Engine *e, InjectionInfo **ret, size_t *ret_n);
 
 /* Loads now what every process-scope arm needs (bpf/tags.bpf.c, kept
- * loaded and attached until engine_free()), so that the first one does not
- * pay for it; without it, the first one loads it. A long-lived caller (the
- * daemon) calls it once at start. Loads nothing where no backend can
- * inject. */
+ * loaded and attached until engine_free()) and the kprobe program every
+ * kprobe site shares (kept loaded until engine_free()), so that no request
+ * pays for their verification; without it, the first request that needs
+ * one loads it. A long-lived caller (the daemon) calls it once at start.
+ * Loads nothing where no backend can inject. */
 int engine_preload(Engine *e);
 
 /* Re-opens what is pinned, removes expired, exhausted and orphaned

@@ -89,14 +89,17 @@ int scope_roots_tag_slot(Engine *e, struct inject_slot *slot, ScopeRootSet *ret)
 }
 
 int scope_roots_apply(Engine *e, const ScopeRootSet *s) {
-        int fd = -1;
+        size_t visited = 0;
+        int fd = -1, r;
 
         if (s->n > 0) {
                 fd = engine_tags_fd(e);
                 if (fd < 0)
                         return fd;
         }
-        return scope_tags_apply(e->pin_root, &e->tags_program, fd, e->ns_per_tick, s->v, s->n);
+        r = scope_tags_apply(e->pin_root, &e->tags_program, fd, e->ns_per_tick, s->v, s->n, &visited);
+        e->phases.tag_tasks += visited;
+        return r;
 }
 
 int scope_roots_sync(Engine *e) {

@@ -14,8 +14,11 @@
 
 #include "cleanup.h"
 #include "inject.h"
+#include "io-util.h"
+#include "log.h"
 #include "pin.h"
 #include "scope-tags.h"
+#include "tags.h"
 #include "tags.skel.h"
 
 /* A fork storm during arming could keep changing the tree under the tagging
@@ -31,6 +34,11 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(ScopeTagsProgram *, scope_tags_program_free);
 #define PIN_ROOTS "roots"
 #define PIN_FORK "fork"
 #define PIN_SYNC "sync"
+#define PIN_SUBTREE "subtree"       /* the program inject_tag_subtree, for links of one process each */
+
+/* A walk that visits more processes than pids can exist is going round in
+ * circles (a list read while it changed): the whole-machine pass then. */
+#define TAGS_WALK_MAX 4194304       /* PID_MAX_LIMIT */
 
 int scope_tags_map_new(void) {
         _cleanup_(btf__freep) struct btf *btf = NULL;
@@ -86,7 +94,7 @@ static int tags_open(const char *pin_root, const char *name) {
 }
 
 static int unpin_dir(const char *dir) {
-        static const char *const names[] = { PIN_FORK, PIN_SYNC, PIN_ROOTS };
+        static const char *const names[] = { PIN_FORK, PIN_SYNC, PIN_SUBTREE, PIN_ROOTS };
         char p[PATH_MAX];
         int r = 0;
 
@@ -214,32 +222,32 @@ static int tags_attach(const char *pin_root, ScopeTagsProgram **held, int tags_f
         return pin_dir_create(pin_root, dir, (const Pin[]) {
                                       { PIN_ROOTS, bpf_map__fd(p->skel->maps.roots) },
                                       { PIN_SYNC, bpf_link__fd(p->sync) },
+                                      { PIN_SUBTREE, bpf_program__fd(p->skel->progs.inject_tag_subtree) },
                                       { PIN_FORK, bpf_link__fd(p->fork) },
-                              }, 3, NULL);
+                              }, 4, NULL);
 }
 
 /* One pass of inject_tag_sync over every task. Counts what it reports. */
-static int tags_pass(int link_fd, size_t *ret_changed, size_t *ret_over, size_t *ret_failed) {
+static int tags_pass(int link_fd, size_t *visited, size_t *ret_changed, size_t *ret_over, size_t *ret_failed) {
         _cleanup_close_ int fd = -1;
-        size_t changed = 0, over = 0, failed = 0;
+        size_t changed = 0, over = 0, failed = 0, seen = 0;
         char buf[4096];
         ssize_t k;
 
         fd = bpf_iter_create(link_fd);
         if (fd < 0)
                 return negative_errno();
-        while ((k = read(fd, buf, sizeof(buf))) != 0) {
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
+        while ((k = read_retry(fd, buf, sizeof(buf))) != 0) {
+                if (k < 0)
+                        return (int) k;
                 for (ssize_t i = 0; i < k; i++) {
+                        seen += buf[i] == '.';
                         changed += buf[i] == 'w';
                         over += buf[i] == 'o';
                         failed += buf[i] == 'e';
                 }
         }
+        *visited += seen;
         *ret_changed = changed;
         *ret_over = over;
         *ret_failed = failed;
@@ -251,7 +259,7 @@ static int tags_pass(int link_fd, size_t *ret_changed, size_t *ret_over, size_t 
  * and the pass may already be past it; the next pass fixes it. Once a pass
  * changes nothing, every task had its tags right when the pass saw it, so
  * every fork since copied right ones too. */
-static int tags_sync(const char *pin_root, size_t *ret_over) {
+static int tags_sync(const char *pin_root, size_t *visited, size_t *ret_over) {
         _cleanup_close_ int link_fd = -1;
         size_t changed = 0, over = 0, failed = 0;
         int r;
@@ -260,7 +268,7 @@ static int tags_sync(const char *pin_root, size_t *ret_over) {
         if (link_fd < 0)
                 return link_fd;
         for (int i = 0; i < TAGS_MAX_PASSES; i++) {
-                r = tags_pass(link_fd, &changed, &over, &failed);
+                r = tags_pass(link_fd, visited, &changed, &over, &failed);
                 if (r < 0)
                         return r;
                 if (changed == 0 && failed == 0)
@@ -274,6 +282,196 @@ static int tags_sync(const char *pin_root, size_t *ret_over) {
         return 0;
 }
 
+/* The walk of the subtrees of the roots an arm added: why not every task on
+ * the machine, and why one top-down pass suffices.
+ *
+ * A root's subtree is its threads, the processes they are the real_parent
+ * of, and so on down. Visiting a process means running inject_tag_subtree
+ * over its threads alone (an iterator link with bpf_iter_link_info.task.pid,
+ * Linux 6.1): each thread's tags are recomputed from its ancestry and its
+ * children are listed, to be visited next. The cost is a link, an iterator
+ * and a read per process of the subtree, nothing per task outside it: an
+ * arm for `injectctl run` (a held child with no children yet) visits one
+ * task. /proc/PID/task/TID/children would list children too, but needs
+ * CONFIG_PROC_CHILDREN, which the test kernels and many others lack; a
+ * walk of task->children in BPF needs only what 6.1 has.
+ *
+ * Forks during the walk. The root is in the roots map and inject_tag_fork
+ * attached before the walk starts. A thread's children are read after the
+ * thread is tagged (with a full barrier between, see tags.bpf.c): a child
+ * linked before the read is listed and visited, and its own visit computes
+ * its tags from its ancestry, whatever the fork program copied; a child
+ * linked after the read got, from the fork program, the tags of a parent
+ * already tagged, and so did everything forked below it since. New threads
+ * of a process being visited join its thread list at the end, where the
+ * iterator still finds them, or come from a thread already tagged.
+ *
+ * Exits during the walk. A process that exits hands its children to a
+ * reaper: another of its threads, a subreaper above it (which may be in the
+ * subtree, its children already read) or init. A child so moved may be
+ * missed; the walk notices every way that can happen, and walks again:
+ * a thread's children list that changed as it was read (inject_tag_subtree
+ * checks each child's real_parent, INJECT_TAG_REC_LOST), a process listed
+ * but gone before its visit (no thread shown), a process whose real_parent
+ * is not the one that listed it any more (reparented, or its pid reused).
+ * A task reparented to init before its visit is outside the subtree and is
+ * left alone, as the whole-machine pass would leave it.
+ *
+ * The walk holds the engine (and the daemon, which is single-threaded)
+ * for as long as the subtree takes, and only that: a large process tree
+ * under --pid is the one case that costs. */
+
+typedef struct TagsVisit {
+        uint32_t tgid;
+        uint32_t parent;        /* the tgid that listed it; 0 for a root */
+} TagsVisit;
+
+typedef struct TagsWalk {
+        TagsVisit *todo;
+        size_t n_todo, allocated;
+        size_t visited;         /* tasks, in every pass */
+        size_t over, failed;    /* this pass's */
+        bool lost;              /* this pass may have missed a task */
+} TagsWalk;
+
+static void tags_walk_done(TagsWalk *w) {
+        free(w->todo);
+}
+
+static int tags_walk_push(TagsWalk *w, uint32_t tgid, uint32_t parent) {
+        if (w->n_todo == w->allocated) {
+                size_t m = w->allocated ? w->allocated * 2 : 16;
+                TagsVisit *v = reallocarray(w->todo, m, sizeof(*v));
+
+                if (!v)
+                        return -ENOMEM;
+                w->todo = v;
+                w->allocated = m;
+        }
+        w->todo[w->n_todo++] = (TagsVisit) { tgid, parent };
+        return 0;
+}
+
+static int tags_walk_record(TagsWalk *w, const TagsVisit *v, const struct inject_tag_rec *rec, size_t *threads) {
+        switch (rec->kind) {
+        case INJECT_TAG_REC_TASK:
+                /* A kernel before 6.1 ignores the link's pid and shows
+                 * every task. */
+                if (rec->tgid != v->tgid)
+                        return -EOPNOTSUPP;
+                (*threads)++;
+                w->visited++;
+                if (v->parent && rec->parent != v->parent)
+                        w->lost = true;
+                w->over += !!(rec->flags & INJECT_TAG_OVER);
+                w->failed += !!(rec->flags & INJECT_TAG_FAILED);
+                return 0;
+        case INJECT_TAG_REC_CHILD:
+                return tags_walk_push(w, rec->tgid, v->tgid);
+        case INJECT_TAG_REC_LOST:
+                w->lost = true;
+                return 0;
+        default:
+                return -EBADMSG;
+        }
+}
+
+/* Runs inject_tag_subtree over the threads of one process. */
+static int tags_visit(int prog_fd, TagsWalk *w, TagsVisit v) {
+        union bpf_iter_link_info linfo = { .task.pid = v.tgid };
+        LIBBPF_OPTS(bpf_link_create_opts, opts, .iter_info = &linfo, .iter_info_len = sizeof(linfo));
+        _cleanup_close_ int link_fd = -1, fd = -1;
+        struct inject_tag_rec buf[128];
+        size_t have = 0, threads = 0;
+        ssize_t k;
+        int r;
+
+        link_fd = bpf_link_create(prog_fd, 0, BPF_TRACE_ITER, &opts);
+        if (link_fd < 0)
+                return negative_errno();
+        fd = bpf_iter_create(link_fd);
+        if (fd < 0)
+                return negative_errno();
+        for (;;) {
+                size_t whole;
+
+                k = read_retry(fd, (char *) buf + have, sizeof(buf) - have);
+                if (k < 0)
+                        return (int) k;
+                if (k == 0)
+                        break;
+                have += (size_t) k;
+                whole = have / sizeof(buf[0]);
+                for (size_t i = 0; i < whole; i++) {
+                        r = tags_walk_record(w, &v, &buf[i], &threads);
+                        if (r < 0)
+                                return r;
+                }
+                have -= whole * sizeof(buf[0]);
+                memmove(buf, buf + whole, have);
+        }
+        if (have > 0)
+                return -EBADMSG;
+        /* Gone before its visit: its children went to a reaper, which the
+         * walk may have read already. */
+        if (threads == 0 && v.parent)
+                w->lost = true;
+        return 0;
+}
+
+static int tags_walk(int prog_fd, TagsWalk *w, const uint32_t *roots, size_t n) {
+        size_t visits = 0;
+        int r;
+
+        w->n_todo = 0;
+        w->over = w->failed = 0;
+        w->lost = false;
+        for (size_t i = 0; i < n; i++) {
+                r = tags_walk_push(w, roots[i], 0);
+                if (r < 0)
+                        return r;
+        }
+        /* Depth first: the list of processes to visit stays as short as
+         * the tree is deep, times its breadth. */
+        while (w->n_todo > 0) {
+                if (++visits > TAGS_WALK_MAX)
+                        return -ELOOP;
+                r = tags_visit(prog_fd, w, w->todo[--w->n_todo]);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Tags the subtrees of roots[0..n), in passes until one misses nothing.
+ * -EAGAIN when every pass may have (exits all along): the caller falls
+ * back on the whole-machine pass. */
+static int tags_subtrees(const char *pin_root, const uint32_t *roots, size_t n, size_t *visited,
+                         size_t *ret_over) {
+        _cleanup_(tags_walk_done) TagsWalk w = {};
+        _cleanup_close_ int prog_fd = -1;
+        int r = 0;
+
+        prog_fd = tags_open(pin_root, PIN_SUBTREE);
+        if (prog_fd < 0)
+                return prog_fd;
+        for (int i = 0; i < TAGS_MAX_PASSES; i++) {
+                r = tags_walk(prog_fd, &w, roots, n);
+                *visited += w.visited;
+                w.visited = 0;
+                if (r < 0)
+                        return r;
+                if (!w.lost && w.failed == 0)
+                        break;
+        }
+        if (w.failed > 0)
+                return -ENOMEM;
+        if (w.lost)
+                return -EAGAIN;
+        *ret_over = w.over;
+        return 0;
+}
+
 static bool roots_contain(const ScopeRoot *roots, size_t n, uint32_t tgid, const struct inject_root *v) {
         for (size_t i = 0; i < n; i++)
                 if (roots[i].tgid == tgid)
@@ -282,14 +480,15 @@ static bool roots_contain(const ScopeRoot *roots, size_t n, uint32_t tgid, const
 }
 
 int scope_tags_apply(const char *pin_root, ScopeTagsProgram **held, int tags_fd, uint64_t ns_per_tick,
-                     const ScopeRoot *roots, size_t n) {
+                     const ScopeRoot *roots, size_t n, size_t *ret_visited) {
         _cleanup_close_ int roots_fd = -1;
+        _cleanup_free_ uint32_t *added = NULL;
         char p[PATH_MAX];
         uint32_t key, next, *prev = NULL;
-        bool added = false;
-        size_t over = 0;
+        size_t over = 0, n_added = 0;
         int r;
 
+        *ret_visited = 0;
         if (n == 0)
                 return scope_tags_remove(pin_root);
 
@@ -324,6 +523,9 @@ int scope_tags_apply(const char *pin_root, ScopeTagsProgram **held, int tags_fd,
                 }
         }
 
+        added = calloc(n, sizeof(*added));
+        if (!added)
+                return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 struct inject_root want = { .tag = roots[i].tag, .start_ticks = roots[i].start_ticks }, cur;
 
@@ -332,13 +534,27 @@ int scope_tags_apply(const char *pin_root, ScopeTagsProgram **held, int tags_fd,
                         continue;
                 if (bpf_map_update_elem(roots_fd, &roots[i].tgid, &want, BPF_ANY) < 0)
                         return negative_errno();
-                added = true;
+                added[n_added++] = roots[i].tgid;
         }
-        if (!added)
+        if (n_added == 0)
                 return 0;
 
-        r = tags_sync(pin_root, &over);
-        if (r < 0)
+        /* Only the tasks below the roots added can change: a task's tags
+         * are the roots among its ancestors. */
+        r = tags_subtrees(pin_root, added, n_added, ret_visited, &over);
+        if (r == -ENOMEM || r == -EBADMSG)
                 return r;
+        if (r < 0) {
+                /* No subtree program pinned (a set pinned by an engine from
+                 * before it), a kernel without per-process task iterators
+                 * (before 6.1: the link refused, or its pid ignored), exits
+                 * that kept every pass from completing: every task, then. */
+                log_debug_errno(r, "Cannot tag the subtree of the process scope's root alone (%m); tagging every "
+                                "task on the machine instead");
+                r = tags_sync(pin_root, ret_visited, &over);
+                if (r < 0)
+                        return r;
+        }
+        log_debug("Tagged for %zu new process-scope root(s): %zu task(s) visited", n_added, *ret_visited);
         return (int) (over > INT_MAX ? INT_MAX : over);
 }

@@ -41,13 +41,17 @@ int scope_tags_map_new(void);
 
 /* Makes the roots map hold exactly roots[0..n). With none, unpins
  * everything under <pin_root>/tags (the fork program detaches). Otherwise
- * attaches the fork program first, so no child escapes, then, if a root was
- * added, recomputes every task's tags. The programs pinned are *held
- * (scope_tags_prepare()) when held is given, else loaded for the occasion. Returns the number of tasks in more
- * nested process scopes than a tag holds (INJECT_MAX_TAGS; the outermost
- * ones then miss them), or a negative errno. */
+ * attaches the fork program first, so no child escapes, then, for each root
+ * added, recomputes the tags of the root's tasks and their descendants
+ * (every task's, on a kernel that cannot show one process's: the fallback,
+ * said in the debug log). The programs pinned are *held
+ * (scope_tags_prepare()) when held is given, else loaded for the occasion.
+ * *ret_visited counts the tasks visited, in every pass. Returns the number
+ * of tasks in more nested process scopes than a tag holds
+ * (INJECT_MAX_TAGS; the outermost ones then miss them), or a negative
+ * errno. */
 int scope_tags_apply(const char *pin_root, ScopeTagsProgram **held, int tags_fd, uint64_t ns_per_tick,
-                     const ScopeRoot *roots, size_t n);
+                     const ScopeRoot *roots, size_t n, size_t *ret_visited);
 
 /* Unpins whatever is under <pin_root>/tags. */
 int scope_tags_remove(const char *pin_root);

@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* The site cache. Loading a site means verifying its program: hundreds of
- * milliseconds under emulation, most of a cold request. So a site this
- * engine loaded keeps its program (the verified program and its maps) in
- * e->owned. When the site's last injection ends, the site is unpinned,
- * which detaches the program (callers of the function pay nothing), but the
- * program stays for a grace period: the next request on the same
- * (function, backend) re-attaches it instead of loading it again. Only this
- * process can re-attach it, so a restarted daemon starts with an empty
- * cache; what is pinned is adopted as before. */
+/* The site cache, for fmod_ret sites. Loading an fmod_ret site means
+ * verifying its own program (a trampoline program is verified against its
+ * target's BTF, so it cannot be shared): hundreds of milliseconds under
+ * emulation, most of a cold request. So an fmod_ret site this engine
+ * loaded keeps its program and its maps (with its index in the outer maps,
+ * which the program has in its read-only data) in e->owned. When the
+ * site's last injection ends, the site is unpinned, which detaches the
+ * program (callers of the function pay nothing), but the program stays for
+ * a grace period: the next request on the same function re-attaches it
+ * instead of loading it again. Only this process can re-attach it, so a
+ * restarted daemon starts with an empty cache; what is pinned is adopted
+ * as before. A kprobe site needs no cache: it runs the one kprobe program
+ * loaded for the engine's lifetime (site.c), so creating one is creating
+ * its maps and attaching, with nothing verified. */
 
 #include <errno.h>
 #include <limits.h>
@@ -31,6 +36,7 @@ struct OwnedSite {
         char function[INJECT_FUNC_LEN];
         Backend backend;
         struct inject_bpf *program;
+        SiteMaps maps;                  /* the site's, published at maps.index while we keep them */
         bool detached;                  /* not pinned: a cached entry */
         uint64_t detached_ns;           /* CLOCK_BOOTTIME, when detached is set */
 };
@@ -48,11 +54,22 @@ static OwnedSite *owned_site_free(Engine *e, OwnedSite *o) {
                 e->owned = o->next;
         if (o->next)
                 o->next->prev = o->prev;
-        if (o->detached)
+        if (o->detached) {
+                /* Detached, nothing else uses its index. Attached (at
+                 * engine_free()), the pinned site still does. */
+                site_maps_unpublish(e, &o->maps);
                 e->n_cached--;
+        }
+        site_maps_close(&o->maps);
         site_program_free(o->program);
         free(o);
         return NULL;
+}
+
+void site_cache_held(Engine *e, bool *held) {
+        for (OwnedSite *o = e->owned; o; o = o->next)
+                if (o->maps.index < INJECT_MAX_SITES)
+                        held[o->maps.index] = true;
 }
 
 void site_cache_free_all(Engine *e) {
@@ -81,17 +98,20 @@ static OwnedSite *owned_site_find(Engine *e, const char *function, Backend b) {
         return NULL;
 }
 
-void site_cache_own(Engine *e, const char *function, Backend b, struct inject_bpf *p) {
+void site_cache_own(Engine *e, const char *function, Backend b, struct inject_bpf *p, SiteMaps *m) {
         OwnedSite *o;
 
         /* Pinned and attached: closing our fds changes nothing. */
         if (!site_cache_enabled(e) || !(o = calloc(1, sizeof(*o)))) {
+                site_maps_close(m);
                 site_program_free(p);
                 return;
         }
         strncpy(o->function, function, INJECT_FUNC_LEN - 1);
         o->backend = b;
         o->program = p;
+        o->maps = *m;
+        *m = SITE_MAPS_NULL;
         o->next = e->owned;
         if (e->owned)
                 e->owned->prev = o;
@@ -106,10 +126,8 @@ static int owned_site_reset(OwnedSite *o) {
         const struct inject_slot empty = {};
         _cleanup_free_ struct inject_slot *v = NULL;
         struct inject_scope_key key;
-        SiteMaps m;
+        const SiteMaps m = o->maps;
         int r;
-
-        site_program_maps(o->program, &m);
 
         /* Deleting the key we just got makes the next "first key" lookup
          * start over, so this ends when the hash is empty. */
@@ -130,7 +148,7 @@ static int owned_site_reset(OwnedSite *o) {
                     bpf_map_update_elem(m.slots, &i, &empty, BPF_ANY) < 0)
                         return negative_errno();
 
-        return site_info_reset(m.site, o->backend, o->function);
+        return site_info_reset(m.site);
 }
 
 /* Frees the least recently used cached entries beyond the cap. */
@@ -167,17 +185,19 @@ static int owned_site_detach(Engine *e, OwnedSite *o) {
         return 0;
 }
 
-void site_cache_put(Engine *e, const char *function, Backend b) {
+bool site_cache_put(Engine *e, const char *function, Backend b) {
         OwnedSite *o = owned_site_find(e, function, b);
 
         if (!o)
-                return;
+                return false;
         if (!site_cache_enabled(e) || owned_site_detach(e, o) < 0) {
                 owned_site_free(e, o);
-                return;
+                return false;
         }
         owned_site_to_front(e, o);
         site_cache_trim(e);
+        /* Trimmed at once (a cap of 0 cannot be: the cache is off then)? */
+        return owned_site_find(e, function, b) == o;
 }
 
 /* An entry we think is attached whose site is no longer pinned was
@@ -202,25 +222,14 @@ static void site_cache_notice_detached(Engine *e) {
         site_cache_trim(e);
 }
 
-/* Whether two map fds name the same kernel map. */
-static bool same_map(int a, int b) {
-        struct bpf_map_info ia = {}, ib = {};
-        __u32 la = sizeof(ia), lb = sizeof(ib);
-
-        if (bpf_obj_get_info_by_fd(a, &ia, &la) < 0 || bpf_obj_get_info_by_fd(b, &ib, &lb) < 0)
-                return false;
-        return ia.id == ib.id;
-}
-
 /* A cached program keeps the shared maps it was loaded with. Should
  * another engine have pinned new ones meanwhile (injectd-engine beside the
  * daemon), the cached program would read tags and write events nobody
- * else sees: it must not be re-attached. */
-static bool owned_site_maps_current(const Engine *e, const OwnedSite *o) {
-        SiteMaps m;
-
-        site_program_maps(o->program, &m);
-        return same_map(m.events, e->events_fd) && same_map(m.task_tags, e->tags_fd);
+ * else sees: it must not be re-attached. Nor may it should its index no
+ * longer hold its maps (another engine retired the site and freed the
+ * index, which some other site may hold now). */
+static bool owned_site_maps_current(Engine *e, const OwnedSite *o) {
+        return site_program_maps_current(e, o->program) && site_maps_published(e, &o->maps);
 }
 
 bool site_cache_reattach(Engine *e, const char *function, Backend b, const char *dir) {
@@ -246,7 +255,7 @@ bool site_cache_reattach(Engine *e, const char *function, Backend b, const char 
 
         /* Should the kernel refuse to re-attach it, load afresh: that either
          * works or says why with its own error. */
-        r = site_program_attach(e, o->program, function, b, dir, &ignored);
+        r = site_program_attach(e, o->program, function, b, &o->maps, dir, &ignored);
         if (r < 0) {
                 log_warning_errno(r, "Cannot re-attach the cached %s program for '%s', loading it afresh: %s",
                                   backend_to_string(b), function, ignored.name ? ignored.message : strerror(-r));

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Sites: loading a copy of bpf/inject.bpf.c for a (function, backend),
- * attaching and pinning it, opening a pinned one, and keeping its site map
- * in step with its slots. The one file that includes inject.skel.h. */
+/* Sites: creating a (function, backend)'s maps and publishing them in the
+ * outer maps, attaching the shared kprobe program to it (or loading an
+ * fmod_ret copy for it), pinning it, opening a pinned one, and keeping its
+ * site map in step with its slots. The one file that includes
+ * inject.skel.h. */
 
 #include <dirent.h>
 #include <stdbool.h>
@@ -19,6 +21,7 @@
 #include "engine-internal.h"
 #include "guards.h"
 #include "inject.skel.h"
+#include "log.h"
 #include "pin.h"
 #include "site-cache.h"
 #include "site.h"
@@ -47,6 +50,15 @@ int site_dir_name(Engine *e, const char *function, Backend b, char **ret) {
                         *p = '%';
         *ret = TAKE_PTR(n);
         return 0;
+}
+
+static int map_value_size(int fd) {
+        struct bpf_map_info info = {};
+        uint32_t len = sizeof(info);
+
+        if (bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
+                return negative_errno();
+        return (int) info.value_size;
 }
 
 static int slots_map_size(int fd, uint32_t *ret) {
@@ -142,6 +154,14 @@ int site_open(const char *dir, Site *ret) {
                 if (*fds[i] < 0)
                         return negative_errno();
         }
+        /* An info map of another size is a site pinned by another version
+         * of injectd (the pin layout changed with the shared kprobe
+         * program): reading it as ours would take index 0 for its own. */
+        r = map_value_size(s.site_fd);
+        if (r < 0)
+                return r;
+        if ((size_t) r != sizeof(struct inject_site_info))
+                return -EPROTO;
         if (bpf_map_lookup_elem(s.site_fd, &zero, &s.info) < 0)
                 return negative_errno();
         r = slots_map_size(s.slots_fd, &s.n_slots);
@@ -153,11 +173,14 @@ int site_open(const char *dir, Site *ret) {
         return 0;
 }
 
-int site_info_reset(int site_fd, Backend b, const char *function) {
-        struct inject_site_info info = { .backend = b };
+/* Empties a site's info of injections, keeping what the site is. */
+int site_info_reset(int site_fd) {
+        struct inject_site_info info;
         uint32_t zero = 0;
 
-        strncpy(info.function, function, INJECT_FUNC_LEN - 1);
+        if (bpf_map_lookup_elem(site_fd, &zero, &info) < 0)
+                return negative_errno();
+        info.cgroup_levels = info.n_process = info.n_global = info.n_live = info.n_callers = 0;
         if (bpf_map_update_elem(site_fd, &zero, &info, BPF_ANY) < 0)
                 return negative_errno();
         return 0;
@@ -178,20 +201,29 @@ int site_program_probe_fmod_ret(const char *target) {
         return r < 0 ? r : 0;
 }
 
-void site_program_maps(const struct inject_bpf *p, SiteMaps *ret) {
-        *ret = (SiteMaps) {
-                .scopes = bpf_map__fd(p->maps.scopes),
-                .slots = bpf_map__fd(p->maps.slots),
-                .site = bpf_map__fd(p->maps.site),
-                .events = bpf_map__fd(p->maps.events),
-                .task_tags = bpf_map__fd(p->maps.task_tags),
-                .n_slots = bpf_map__max_entries(p->maps.slots),
-        };
-}
-
 /* Closes our fds only; a pinned link keeps an attached program alive. */
 void site_program_free(struct inject_bpf *p) {
         inject_bpf__destroy(p);
+}
+
+/* Whether two map fds name the same kernel map. */
+bool site_same_map(int a, int b) {
+        struct bpf_map_info ia = {}, ib = {};
+        __u32 la = sizeof(ia), lb = sizeof(ib);
+
+        if (a < 0 || b < 0)
+                return false;
+        if (bpf_obj_get_info_by_fd(a, &ia, &la) < 0 || bpf_obj_get_info_by_fd(b, &ib, &lb) < 0)
+                return false;
+        return ia.id == ib.id;
+}
+
+bool site_program_maps_current(Engine *e, const struct inject_bpf *p) {
+        return site_same_map(bpf_map__fd(p->maps.events), e->events_fd) &&
+               site_same_map(bpf_map__fd(p->maps.task_tags), e->tags_fd) &&
+               site_same_map(bpf_map__fd(p->maps.site_scopes), e->outer_fd[SITE_MAP_SCOPES]) &&
+               site_same_map(bpf_map__fd(p->maps.site_slots), e->outer_fd[SITE_MAP_SLOTS]) &&
+               site_same_map(bpf_map__fd(p->maps.site_infos), e->outer_fd[SITE_MAP_INFO]);
 }
 
 /* 0 on a kernel before 5.16, which does not know the field and leaves it
@@ -205,29 +237,22 @@ static uint32_t program_verified_insns(const struct bpf_program *prog) {
         return info.verified_insns;
 }
 
-/* Opens and loads (verifies) one copy of the program for function and b. */
-static int site_program_load(Engine *e, const char *function, Backend b, struct inject_bpf **ret, InjectError *err) {
+/* Opens and loads (verifies) one copy of the program: the kprobe one,
+ * shared by every kprobe site (function NULL), or an fmod_ret one for
+ * function, serving the site at index. Its load shows in e->phases. */
+static int site_program_load(Engine *e, const char *function, Backend b, uint32_t index, struct inject_bpf **ret,
+                             InjectError *err) {
         struct inject_bpf *skel;
         struct bpf_program *prog;
-        const char *libbpf_last;
-        const Guard *guard;
-        uint64_t bootstrap_cache = 0, t0, t1;
+        const char *libbpf_last, *what = function ?: "every function";
+        uint64_t t0, t1;
         int r;
-
-        guard = guard_find(function);
-        r = guard_resolve(guard, NULL, &bootstrap_cache);
-        if (r < 0)
-                return inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
-                                        "Cannot find the kernel's kmem_cache bootstrap cache in /proc/kallsyms, "
-                                        "which '%s' must never fail: %s", function, strerror(-r));
 
         t0 = now_usec(CLOCK_MONOTONIC);
         skel = inject_bpf__open();
         if (!skel)
                 return negative_errno();
-        strncpy((char *) skel->rodata->function_name, function, INJECT_FUNC_LEN - 1);
-        skel->rodata->guard = guard ? guard->kind : INJECT_GUARD_NONE;
-        skel->rodata->guard_bootstrap_cache = bootstrap_cache;
+        skel->rodata->site_index = index;
 
         prog = b == BACKEND_KPROBE ? skel->progs.inject_kprobe : skel->progs.inject_fmod_ret;
         (void) bpf_program__set_autoload(b == BACKEND_KPROBE ? skel->progs.inject_fmod_ret : skel->progs.inject_kprobe,
@@ -240,14 +265,15 @@ static int site_program_load(Engine *e, const char *function, Backend b, struct 
                         goto fail;
                 }
         }
-        /* The scopes hash holds at most one entry per slot. */
-        r = bpf_map__set_max_entries(skel->maps.slots, e->max_slots);
-        if (r >= 0)
-                r = bpf_map__set_max_entries(skel->maps.scopes, e->max_slots);
-        if (r >= 0)
-                r = bpf_map__reuse_fd(skel->maps.events, e->events_fd);
+        r = bpf_map__reuse_fd(skel->maps.events, e->events_fd);
         if (r >= 0)
                 r = bpf_map__reuse_fd(skel->maps.task_tags, e->tags_fd);
+        if (r >= 0)
+                r = bpf_map__reuse_fd(skel->maps.site_scopes, e->outer_fd[SITE_MAP_SCOPES]);
+        if (r >= 0)
+                r = bpf_map__reuse_fd(skel->maps.site_slots, e->outer_fd[SITE_MAP_SLOTS]);
+        if (r >= 0)
+                r = bpf_map__reuse_fd(skel->maps.site_infos, e->outer_fd[SITE_MAP_INFO]);
         if (r < 0)
                 goto fail;
 
@@ -263,12 +289,12 @@ static int site_program_load(Engine *e, const char *function, Backend b, struct 
         e->phases.load_usec += t1 - t0;
         e->phases.verify_usec += now_usec(CLOCK_MONOTONIC) - t1;
         if (getenv("INJECTD_DEBUG_VERIFIER"))
-                fprintf(stderr, "verifier (%s, %s): %s\n", backend_to_string(b), function, vlog);
+                fprintf(stderr, "verifier (%s, %s): %s\n", backend_to_string(b), what, vlog);
         if (r < 0) {
                 libbpf_last = engine_libbpf_error();
                 inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
-                                 "The kernel refused to load the %s program for '%s': %s%s%s",
-                                 backend_to_string(b), function, strerror(-r),
+                                 "The kernel refused to load the %s program for %s%s%s: %s%s%s",
+                                 backend_to_string(b), function ? "'" : "", what, function ? "'" : "", strerror(-r),
                                  libbpf_last[0] ? " (libbpf: " : "", libbpf_last[0] ? libbpf_last : "");
                 if (libbpf_last[0])
                         strncat(err->message, ")", sizeof(err->message) - strlen(err->message) - 1);
@@ -276,11 +302,6 @@ static int site_program_load(Engine *e, const char *function, Backend b, struct 
         }
 
         e->phases.verified_insns = program_verified_insns(prog);
-
-        /* Fresh maps are zeroed: only the site's identity is written. */
-        r = site_info_reset(bpf_map__fd(skel->maps.site), b, function);
-        if (r < 0)
-                goto fail;
         e->stats.loads++;
         *ret = skel;
         return 0;
@@ -290,14 +311,209 @@ fail:
         return r;
 }
 
-int site_program_attach(Engine *e, struct inject_bpf *skel, const char *function, Backend b, const char *dir,
-                        InjectError *err) {
+/* The kprobe program every kprobe site runs: loaded and verified once, on
+ * first use (engine_preload() makes that the daemon's start), and again
+ * only should the shared maps it was loaded with no longer be the pinned
+ * ones (another engine pinned new ones while none of ours was pinned). */
+static int site_kprobe_program(Engine *e, struct inject_bpf **ret, InjectError *err) {
+        EnginePhases saved = e->phases;
+        int r;
+
+        if (e->kprobe_program && site_program_maps_current(e, e->kprobe_program)) {
+                *ret = e->kprobe_program;
+                return 0;
+        }
+        if (e->kprobe_program)
+                log_info("The shared kprobe program uses shared maps that are no longer pinned; loading it afresh.");
+        site_program_free(e->kprobe_program);
+        e->kprobe_program = NULL;
+
+        e->phases = (EnginePhases) {};
+        r = site_program_load(e, NULL, BACKEND_KPROBE, 0, &e->kprobe_program, err);
+        e->stats.kprobe_program = e->phases;
+        saved.load_usec += e->phases.load_usec;
+        saved.verify_usec += e->phases.verify_usec;
+        saved.verified_insns = e->phases.verified_insns;
+        e->phases = saved;
+        if (r < 0)
+                return r;
+        *ret = e->kprobe_program;
+        return 0;
+}
+
+int site_kprobe_preload(Engine *e) {
+        struct inject_bpf *p;
+        InjectError err = {};
+        int r;
+
+        r = engine_pin_shared(e);
+        if (r >= 0)
+                r = site_kprobe_program(e, &p, &err);
+        if (r < 0)
+                log_debug_errno(r, "Cannot load the kprobe program now, the first kprobe request will: %s",
+                                err.name ? err.message : strerror(-r));
+        engine_gc_root(e);
+        return r;
+}
+
+void site_maps_close(SiteMaps *m) {
+        m->scopes = safe_close(m->scopes);
+        m->slots = safe_close(m->slots);
+        m->site = safe_close(m->site);
+}
+
+static uint32_t map_id(int fd) {
+        struct bpf_map_info info = {};
+        uint32_t len = sizeof(info);
+
+        if (bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
+                return 0;
+        return info.id;
+}
+
+/* The id of the info map at index in the outer map, 0 when none is.
+ * Linux up to 6.7 waits for an RCU grace period after every system call on
+ * a map of maps, lookups included (maybe_wait_bpf_programs()): tens of
+ * milliseconds under emulation. So the outer maps are looked up only to
+ * make sure of a cached program's index, and never scanned. */
+static uint32_t site_index_owner(Engine *e, uint32_t index) {
+        uint32_t id = 0;
+
+        if (bpf_map_lookup_elem(e->outer_fd[SITE_MAP_INFO], &index, &id) < 0)
+                return 0;
+        return id;
+}
+
+bool site_maps_published(Engine *e, const SiteMaps *m) {
+        uint32_t id = map_id(m->site);
+
+        return id != 0 && site_index_owner(e, m->index) == id;
+}
+
+/* Info first: the program stops there, before it would look at the others. */
+static void site_index_clear(Engine *e, uint32_t index) {
+        for (int i = _SITE_MAP_MAX - 1; i >= 0; i--)
+                (void) bpf_map_delete_elem(e->outer_fd[i], &index);
+}
+
+void site_maps_unpublish(Engine *e, const SiteMaps *m) {
+        /* Only our own: the index may be another site's by now. */
+        if (m->site >= 0 && site_maps_published(e, m))
+                site_index_clear(e, m->index);
+}
+
+/* The indices held: by the pinned sites (read from their site maps), and by
+ * this engine's cached programs. A pinned site's index is never taken by
+ * another, so a site being retired may clear its own without looking. An
+ * index published by an engine that crashed before it pinned the site is
+ * free, and overwritten when it is taken: the lowest free one is, so such
+ * leftovers are few and soon replaced. Another engine's cached programs are
+ * not seen: one whose index is taken finds out before it is re-attached
+ * (site_maps_published()), and then loads afresh. */
+static int site_indices_held(Engine *e, bool *held) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+
+        d = opendir(e->sites_dir);
+        if (!d && errno != ENOENT)
+                return negative_errno();
+        while (d && (de = readdir(d))) {
+                struct inject_site_info info;
+                _cleanup_close_ int fd = -1;
+                char dir[PATH_MAX], p[PATH_MAX];
+                uint32_t zero = 0;
+
+                if (de->d_name[0] == '.' || pin_path(dir, sizeof(dir), e->sites_dir, de->d_name) < 0 ||
+                    pin_path(p, sizeof(p), dir, "site") < 0)
+                        continue;
+                fd = bpf_obj_get(p);
+                if (fd >= 0 && bpf_map_lookup_elem(fd, &zero, &info) >= 0 && info.index < INJECT_MAX_SITES)
+                        held[info.index] = true;
+        }
+        site_cache_held(e, held);
+        return 0;
+}
+
+/* Creates a site's maps, with its identity in its info, and publishes them
+ * at a free index of the outer maps (site_indices_held()). The caller holds
+ * the engine lock, so no other engine looks for a free index at the same
+ * time. */
+static int site_maps_new(Engine *e, const char *function, Backend b, SiteMaps *ret, InjectError *err) {
+        _cleanup_(site_maps_close) SiteMaps m = SITE_MAPS_NULL;
+        LIBBPF_OPTS(bpf_map_create_opts, slots_opts, .map_flags = BPF_F_INNER_MAP);
+        struct inject_site_info info = { .backend = b };
+        uint64_t bootstrap_cache = 0;
+        const Guard *guard;
+        _cleanup_free_ bool *held = NULL;
+        uint32_t zero = 0, index;
+        int fds[_SITE_MAP_MAX];
+        int r;
+
+        guard = guard_find(function);
+        r = guard_resolve(guard, NULL, &bootstrap_cache);
+        if (r < 0)
+                return inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
+                                        "Cannot find the kernel's kmem_cache bootstrap cache in /proc/kallsyms, "
+                                        "which '%s' must never fail: %s", function, strerror(-r));
+
+        held = calloc(INJECT_MAX_SITES, sizeof(*held));
+        if (!held)
+                return -ENOMEM;
+        r = site_indices_held(e, held);
+        if (r < 0)
+                return r;
+        for (index = 0; index < INJECT_MAX_SITES && held[index]; index++)
+                ;
+        if (index == INJECT_MAX_SITES)
+                return inject_error_set(err, -EUSERS, INJECT_ERROR_TOO_MANY,
+                                        "%d functions already have injections armed", INJECT_MAX_SITES);
+        m.index = index;
+
+        /* The scopes hash holds at most one entry per slot. */
+        m.n_slots = e->max_slots;
+        m.scopes = bpf_map_create(BPF_MAP_TYPE_HASH, "scopes", sizeof(struct inject_scope_key),
+                                  sizeof(struct inject_scope_val), m.n_slots, NULL);
+        if (m.scopes < 0)
+                return negative_errno();
+        m.slots = bpf_map_create(BPF_MAP_TYPE_ARRAY, "slots", sizeof(uint32_t), sizeof(struct inject_slot), m.n_slots,
+                                 &slots_opts);
+        if (m.slots < 0)
+                return negative_errno();
+        m.site = bpf_map_create(BPF_MAP_TYPE_ARRAY, "site", sizeof(uint32_t), sizeof(info), 1, NULL);
+        if (m.site < 0)
+                return negative_errno();
+
+        strncpy(info.function, function, INJECT_FUNC_LEN - 1);
+        info.index = m.index;
+        info.guard = guard ? guard->kind : INJECT_GUARD_NONE;
+        info.guard_bootstrap_cache = bootstrap_cache;
+        if (bpf_map_update_elem(m.site, &zero, &info, BPF_ANY) < 0)
+                return negative_errno();
+
+        fds[SITE_MAP_SCOPES] = m.scopes;
+        fds[SITE_MAP_SLOTS] = m.slots;
+        fds[SITE_MAP_INFO] = m.site;
+        for (int i = 0; i < _SITE_MAP_MAX; i++)
+                if (bpf_map_update_elem(e->outer_fd[i], &m.index, &fds[i], BPF_ANY) < 0) {
+                        r = negative_errno();
+                        site_index_clear(e, m.index);
+                        return r;
+                }
+
+        *ret = m;
+        m = SITE_MAPS_NULL;
+        return 0;
+}
+
+int site_program_attach(Engine *e, struct inject_bpf *skel, const char *function, Backend b, const SiteMaps *m,
+                        const char *dir, InjectError *err) {
+        LIBBPF_OPTS(bpf_kprobe_opts, kopts, .bpf_cookie = m->index);
         struct bpf_link *link;
         const char *failed;
         int r;
 
         if (b == BACKEND_KPROBE)
-                link = bpf_program__attach_kprobe_opts(skel->progs.inject_kprobe, function, NULL);
+                link = bpf_program__attach_kprobe_opts(skel->progs.inject_kprobe, function, &kopts);
         else
                 link = bpf_program__attach_trace(skel->progs.inject_fmod_ret);
         if (!link) {
@@ -308,9 +524,9 @@ int site_program_attach(Engine *e, struct inject_bpf *skel, const char *function
         }
 
         r = pin_dir_create(e->pin_root, dir, (const Pin[]) {
-                                   { "scopes", bpf_map__fd(skel->maps.scopes) },
-                                   { "slots", bpf_map__fd(skel->maps.slots) },
-                                   { "site", bpf_map__fd(skel->maps.site) },
+                                   { "scopes", m->scopes },
+                                   { "slots", m->slots },
+                                   { "site", m->site },
                                    { "link", bpf_link__fd(link) },
                            }, 4, &failed);
         if (r < 0 && failed)
@@ -323,6 +539,7 @@ int site_program_attach(Engine *e, struct inject_bpf *skel, const char *function
 }
 
 int site_create(Engine *e, const char *function, Backend b, const char *dir, Site *ret, InjectError *err) {
+        _cleanup_(site_maps_close) SiteMaps m = SITE_MAPS_NULL;
         struct inject_bpf *skel = NULL;
         uint64_t t;
         int r;
@@ -330,29 +547,48 @@ int site_create(Engine *e, const char *function, Backend b, const char *dir, Sit
         r = engine_pin_shared(e);
         if (r < 0)
                 return inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
-                                        "Cannot create the event ring buffer in '%s': %s", e->pin_root, strerror(-r));
+                                        "Cannot create the maps every site shares in '%s': %s", e->pin_root,
+                                        strerror(-r));
         if (mkdir(e->sites_dir, 0700) < 0 && errno != EEXIST)
                 return negative_errno();
 
         t = now_usec(CLOCK_MONOTONIC);
-        if (site_cache_reattach(e, function, b, dir)) {
+        if (b == BACKEND_FMOD_RET && site_cache_reattach(e, function, b, dir)) {
                 e->phases.attach_usec += now_usec(CLOCK_MONOTONIC) - t;
                 return site_open(dir, ret);
         }
 
-        r = site_program_load(e, function, b, &skel, err);
-        if (r < 0)
-                goto fail;
+        /* The site's maps are part of attaching it: with kprobe, they and
+         * the attach are all a new site costs. */
         t = now_usec(CLOCK_MONOTONIC);
-        r = site_program_attach(e, skel, function, b, dir, err);
+        r = site_maps_new(e, function, b, &m, err);
         e->phases.attach_usec += now_usec(CLOCK_MONOTONIC) - t;
         if (r < 0)
                 goto fail;
-        site_cache_own(e, function, b, skel);
+        if (b == BACKEND_KPROBE)
+                r = site_kprobe_program(e, &skel, err);
+        else
+                r = site_program_load(e, function, b, m.index, &skel, err);
+        if (r < 0)
+                goto fail;
+        t = now_usec(CLOCK_MONOTONIC);
+        r = site_program_attach(e, skel, function, b, &m, dir, err);
+        e->phases.attach_usec += now_usec(CLOCK_MONOTONIC) - t;
+        if (r < 0)
+                goto fail;
+        /* A kprobe site is its pins, on the shared program: nothing to
+         * keep. An fmod_ret site's program and maps are kept for reuse. */
+        if (b == BACKEND_FMOD_RET) {
+                site_cache_own(e, function, b, skel, &m);
+                m = SITE_MAPS_NULL;
+        }
         return site_open(dir, ret);
 
 fail:
-        inject_bpf__destroy(skel);
+        if (m.site >= 0)        /* published just now, under the lock */
+                site_index_clear(e, m.index);
+        if (b == BACKEND_FMOD_RET)
+                site_program_free(skel);
         engine_gc_root(e);
         return r;
 }
@@ -393,7 +629,8 @@ int site_recount(Site *s) {
         return 0;
 }
 
-/* Our program for the site is then kept for reuse (site_cache_put). */
+/* An fmod_ret site's program is then kept for reuse (site_cache_put()),
+ * its index with it; a kprobe site's index is free again. */
 int site_retire(Engine *e, Site *s) {
         char function[INJECT_FUNC_LEN];
         int r;
@@ -401,9 +638,11 @@ int site_retire(Engine *e, Site *s) {
         memcpy(function, s->info.function, INJECT_FUNC_LEN);
         function[INJECT_FUNC_LEN - 1] = 0;
         r = pin_dir_remove(s->dir);
-        /* Only once the link pin is gone is our program surely detached. */
-        if (r >= 0)
-                site_cache_put(e, function, s->info.backend);
+        /* Only once the link pin is gone is the program surely detached. */
+        /* Its index is its own (site_indices_held()): no need to look. */
+        if (r >= 0 && !(s->info.backend == BACKEND_FMOD_RET && site_cache_put(e, function, s->info.backend)) &&
+            s->info.index < INJECT_MAX_SITES)
+                site_index_clear(e, s->info.index);
         engine_gc_root(e);
         return r;
 }

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-/* A site: one copy of bpf/inject.bpf.c loaded for a (function, backend),
- * attached, and pinned with its maps as <pin_root>/sites/<backend>-<function>;
- * its injections are entries in those maps. site.c is the one file that
- * loads the program: the others see a loaded one only as a struct
- * inject_bpf pointer and the fds of its maps. */
+/* A site: a (function, backend)'s maps (inject.h), published at its index
+ * in the outer maps, with bpf/inject.bpf.c attached to the function (the
+ * one kprobe program every kprobe site shares, with the index as its
+ * cookie, or an fmod_ret copy of its own), pinned as
+ * <pin_root>/sites/<backend>-<function>; its injections are entries in
+ * those maps. site.c is the one file that loads the program: the others
+ * see a loaded one only as a struct inject_bpf pointer. */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -36,8 +38,10 @@ int site_dir_name(Engine *e, const char *function, Backend b, char **ret);
 /* -ENOENT when nothing is pinned as dir, -ENOLINK when the site there is
  * half-built (it has no link). */
 int site_open(const char *dir, Site *ret);
-/* Attaches and pins a program for (function, b) as dir: a cached one when
- * the site cache holds one, a freshly loaded one otherwise. */
+/* Creates, attaches and pins the site (function, b) as dir: for kprobe,
+ * new maps and the shared program (no verification); for fmod_ret, a
+ * cached program when the site cache holds one, a freshly loaded one
+ * otherwise. */
 int site_create(Engine *e, const char *function, Backend b, const char *dir, Site *ret, InjectError *err);
 /* Reads all n slots of a slots map into v: in one batch where the kernel
  * can (5.6+), one lookup per slot where it cannot. */
@@ -46,7 +50,8 @@ int slots_read(int slots_fd, uint32_t n, struct inject_slot *v);
 int site_read_slots(const Site *s, struct inject_slot **ret);
 /* Writes the site map from the slots: which kinds of scope exist. */
 int site_recount(Site *s);
-/* Unpins a site with nothing armed, which detaches its program. */
+/* Unpins a site with nothing armed, which detaches its program, and frees
+ * its index (an fmod_ret site the cache keeps keeps it). */
 int site_retire(Engine *e, Site *s);
 /* Takes one injection out of a site; retires the site when it was the last. */
 int site_remove_slot(Engine *e, Site *s, uint32_t idx);
@@ -64,23 +69,38 @@ void site_injection_info(const Site *s, const struct inject_slot *slot, uint64_t
 typedef int (*site_slot_fn)(Engine *e, Site *s, uint32_t idx, const struct inject_slot *slot, void *userdata);
 int site_foreach_slot(Engine *e, site_slot_fn f, bool want_broken, void *userdata);
 
-/* A loaded program's maps; the fds stay the program's. */
+/* A site's own maps, the inner maps at its index of the outer maps. */
 typedef struct SiteMaps {
         int scopes;
         int slots;
         int site;
-        int events;
-        int task_tags;
         uint32_t n_slots;       /* the slots map's max_entries */
+        uint32_t index;         /* in the outer maps; the kprobe link's cookie */
 } SiteMaps;
 
-void site_program_maps(const struct inject_bpf *p, SiteMaps *ret);
-/* Attaches a loaded program and pins its maps and link as dir. */
-int site_program_attach(Engine *e, struct inject_bpf *p, const char *function, Backend b, const char *dir,
-                        InjectError *err);
+#define SITE_MAPS_NULL ((SiteMaps) { .scopes = -1, .slots = -1, .site = -1 })
+
+void site_maps_close(SiteMaps *m);
+/* Whether m is still what the outer maps hold at its index. */
+bool site_maps_published(Engine *e, const SiteMaps *m);
+/* Takes m out of the outer maps, if it is still there. */
+void site_maps_unpublish(Engine *e, const SiteMaps *m);
+
+/* Whether two map fds name the same kernel map. */
+bool site_same_map(int a, int b);
+/* Whether a loaded program uses the engine's shared maps (the ring
+ * buffer, the tags, the outer maps) and not ones no longer pinned. */
+bool site_program_maps_current(Engine *e, const struct inject_bpf *p);
+/* Attaches a loaded program to the site m (a kprobe with m's index as its
+ * cookie) and pins m and the link as dir. */
+int site_program_attach(Engine *e, struct inject_bpf *p, const char *function, Backend b, const SiteMaps *m,
+                        const char *dir, InjectError *err);
 void site_program_free(struct inject_bpf *p);
-/* Writes a site map's identity, with nothing armed. */
-int site_info_reset(int site_fd, Backend b, const char *function);
+/* Empties a site map of injections, keeping the site's identity. */
+int site_info_reset(int site_fd);
 /* Whether our program loads as fmod_ret against target (loaded, never
  * attached). */
 int site_program_probe_fmod_ret(const char *target);
+/* Loads the shared kprobe program now, so that no request pays for its
+ * verification. */
+int site_kprobe_preload(Engine *e);

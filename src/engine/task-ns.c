@@ -12,6 +12,7 @@
 #include "cleanup.h"
 #include "engine-internal.h"
 #include "engine.h"
+#include "io-util.h"
 #include "task-ns.h"
 #include "task-ns.skel.h"
 
@@ -79,11 +80,9 @@ int engine_task_pidns(Engine *e, pid_t pid, EngineTaskPidns *ret) {
         if (fd < 0)
                 return negative_errno();
         while (got < sizeof(rec)) {
-                k = read(fd, (char *) &rec + got, sizeof(rec) - got);
-                if (k < 0 && errno == EINTR)
-                        continue;
+                k = read_retry(fd, (char *) &rec + got, sizeof(rec) - got);
                 if (k < 0)
-                        return negative_errno();
+                        return (int) k;
                 if (k == 0)
                         break;
                 got += (size_t) k;

@@ -195,18 +195,43 @@ static ino_t ino_of(int fd) {
         return st.st_ino;
 }
 
-/* An Inspect reply names these inodes in this order. */
-static void expect_inodes(json_object *m, const int *fds, unsigned n) {
-        json_object *p = params_of(m), *inodes = NULL, *v = NULL;
+/* Inspect's parameters name these inodes in this order, all close-on-exec. */
+static void expect_inodes(json_object *p, const int *fds, unsigned n) {
+        json_object *inodes = NULL, *v = NULL;
 
-        if (error_of(m))
-                test_fail("expected a reply, got error '%s'", error_of(m));
         ASSERT_TRUE(json_object_object_get_ex(p, "inodes", &inodes));
         ASSERT_EQ(json_object_array_length(inodes), n);
         for (unsigned i = 0; i < n; i++)
                 ASSERT_EQ((ino_t) json_object_get_int64(json_object_array_get_idx(inodes, i)), ino_of(fds[i]));
         ASSERT_TRUE(json_object_object_get_ex(p, "cloexec", &v));
         ASSERT_TRUE(json_object_get_boolean(v));
+}
+
+/* The next message is an Inspect reply naming these inodes. */
+static void expect_next_inodes(int sock, const int *fds, unsigned n) {
+        json_object *m = recv_msg(sock);
+
+        ASSERT_NOT_NULL(m);
+        if (error_of(m))
+                test_fail("expected a reply, got error '%s'", error_of(m));
+        expect_inodes(params_of(m), fds, n);
+        json_object_put(m);
+}
+
+/* The next message is the error named (or a reply, for NULL); its
+ * parameters are returned for a closer look, the caller's to put. */
+static json_object *expect_next_error(int sock, const char *error) {
+        json_object *m = recv_msg(sock), *p = NULL;
+
+        ASSERT_NOT_NULL(m);
+        if (error)
+                ASSERT_STREQ(error_of(m), error);
+        else
+                ASSERT_NULL(error_of(m));
+        (void) json_object_object_get_ex(m, "parameters", &p);
+        p = json_object_get(p);
+        json_object_put(m);
+        return p;
 }
 
 /* Whether the server still holds a copy of w, the write end of pipe
@@ -225,10 +250,17 @@ static void make_pipe(int p[2]) {
         ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
 }
 
+/* Closes pipe p, our write end first, and checks the server held no copy
+ * of it (or closed the one it had): whatever fds it was given are gone. */
+static void close_pipe_released(int p[2]) {
+        close(p[1]);
+        ASSERT_TRUE(write_end_closed_elsewhere(p[0]));
+        close(p[0]);
+}
+
 static void test_in_order(void) {
         unsigned before = count_fds();
         int a[2], b[2];
-        json_object *m;
         Test t;
 
         setup(&t);
@@ -237,19 +269,13 @@ static void test_in_order(void) {
 
         /* Both orders: an fd's index is its place in the message. */
         send_fds(t.client, "{\"method\":\"" IFACE ".Inspect\",\"parameters\":{}}", (int[]) { a[0], b[1] }, 2);
-        m = recv_msg(t.client);
-        expect_inodes(m, (int[]) { a[0], b[1] }, 2);
-        json_object_put(m);
+        expect_next_inodes(t.client, (int[]) { a[0], b[1] }, 2);
         send_fds(t.client, "{\"method\":\"" IFACE ".Inspect\",\"parameters\":{}}", (int[]) { b[1], a[0] }, 2);
-        m = recv_msg(t.client);
-        expect_inodes(m, (int[]) { b[1], a[0] }, 2);
-        json_object_put(m);
+        expect_next_inodes(t.client, (int[]) { b[1], a[0] }, 2);
 
         /* No fds: none. */
         send_fds(t.client, "{\"method\":\"" IFACE ".Inspect\"}", NULL, 0);
-        m = recv_msg(t.client);
-        expect_inodes(m, NULL, 0);
-        json_object_put(m);
+        expect_next_inodes(t.client, NULL, 0);
 
         /* The server closed its copies when the calls ended. */
         close(b[0]);
@@ -266,7 +292,6 @@ static void test_in_order(void) {
 static void test_pipelined(void) {
         unsigned before = count_fds();
         int a[2], b[2];
-        json_object *m;
         Test t;
 
         setup(&t);
@@ -278,25 +303,13 @@ static void test_pipelined(void) {
         send_fds(t.client, "{\"method\":\"" IFACE ".Inspect\"}", (int[]) { b[1], a[1] }, 2);
         send_fds(t.client, "{\"method\":\"" IFACE ".Inspect\"}", (int[]) { b[0] }, 1);
 
-        m = recv_msg(t.client);
-        expect_inodes(m, NULL, 0);
-        json_object_put(m);
-        m = recv_msg(t.client);
-        expect_inodes(m, (int[]) { a[1] }, 1);
-        json_object_put(m);
-        m = recv_msg(t.client);
-        expect_inodes(m, NULL, 0);
-        json_object_put(m);
-        m = recv_msg(t.client);
-        expect_inodes(m, (int[]) { b[1], a[1] }, 2);
-        json_object_put(m);
-        m = recv_msg(t.client);
-        expect_inodes(m, (int[]) { b[0] }, 1);
-        json_object_put(m);
+        expect_next_inodes(t.client, NULL, 0);
+        expect_next_inodes(t.client, (int[]) { a[1] }, 1);
+        expect_next_inodes(t.client, NULL, 0);
+        expect_next_inodes(t.client, (int[]) { b[1], a[1] }, 2);
+        expect_next_inodes(t.client, (int[]) { b[0] }, 1);
 
-        close(a[1]);
-        ASSERT_TRUE(write_end_closed_elsewhere(a[0]));
-        close(a[0]);
+        close_pipe_released(a);
         close(b[0]);
         close(b[1]);
         teardown(&t);
@@ -307,62 +320,45 @@ static void test_pipelined(void) {
  * InvalidParameter "fds", its handler not called, the fds closed. */
 static void test_not_accepted(void) {
         unsigned before = count_fds();
-        json_object *m, *v = NULL;
-        int p[2], q[2];
+        json_object *p = NULL, *v = NULL;
+        int a[2], b[2];
         Test t;
 
         setup(&t);
-        make_pipe(p);
-        send_fds(t.client, "{\"method\":\"" IFACE ".Plain\"}", (int[]) { p[1] }, 1);
-        m = recv_msg(t.client);
-        ASSERT_STREQ(error_of(m), VARLINK_ERROR_INVALID_PARAMETER);
-        ASSERT_TRUE(json_object_object_get_ex(params_of(m), "parameter", &v));
+        make_pipe(a);
+        send_fds(t.client, "{\"method\":\"" IFACE ".Plain\"}", (int[]) { a[1] }, 1);
+        p = expect_next_error(t.client, VARLINK_ERROR_INVALID_PARAMETER);
+        ASSERT_TRUE(json_object_object_get_ex(p, "parameter", &v));
         ASSERT_STREQ(json_object_get_string(v), "fds");
-        json_object_put(m);
-        close(p[1]);
-        ASSERT_TRUE(write_end_closed_elsewhere(p[0]));
-        close(p[0]);
+        json_object_put(p);
+        close_pipe_released(a);
 
         /* org.varlink.service takes none either. */
-        make_pipe(p);
-        send_fds(t.client, "{\"method\":\"org.varlink.service.GetInfo\"}", (int[]) { p[1] }, 1);
-        m = recv_msg(t.client);
-        ASSERT_STREQ(error_of(m), VARLINK_ERROR_INVALID_PARAMETER);
-        json_object_put(m);
-        close(p[1]);
-        ASSERT_TRUE(write_end_closed_elsewhere(p[0]));
-        close(p[0]);
+        make_pipe(a);
+        send_fds(t.client, "{\"method\":\"org.varlink.service.GetInfo\"}", (int[]) { a[1] }, 1);
+        json_object_put(expect_next_error(t.client, VARLINK_ERROR_INVALID_PARAMETER));
+        close_pipe_released(a);
 
-        /* Take takes one; two are one too many. */
-        make_pipe(p);
-        make_pipe(q);
-        send_fds(t.client, "{\"method\":\"" IFACE ".Take\"}", (int[]) { p[1], q[1] }, 2);
-        m = recv_msg(t.client);
-        ASSERT_STREQ(error_of(m), VARLINK_ERROR_INVALID_PARAMETER);
-        json_object_put(m);
-        close(p[1]);
-        close(q[1]);
-        ASSERT_TRUE(write_end_closed_elsewhere(p[0]));  /* Take did not run: no "x" */
-        ASSERT_TRUE(write_end_closed_elsewhere(q[0]));
-
-        close(q[0]);
+        /* Take takes one; two are one too many, and Take did not run: the
+         * pipes got no "x" before their ends were released. */
+        make_pipe(a);
+        make_pipe(b);
+        send_fds(t.client, "{\"method\":\"" IFACE ".Take\"}", (int[]) { a[1], b[1] }, 2);
+        json_object_put(expect_next_error(t.client, VARLINK_ERROR_INVALID_PARAMETER));
+        close_pipe_released(a);
+        close_pipe_released(b);
 
         /* The connection is still good, and a taken fd is the handler's. */
-        make_pipe(q);
-        send_fds(t.client, "{\"method\":\"" IFACE ".Take\"}", (int[]) { q[1] }, 1);
-        m = recv_msg(t.client);
-        ASSERT_NULL(error_of(m));
-        json_object_put(m);
-        close(q[1]);
+        make_pipe(b);
+        send_fds(t.client, "{\"method\":\"" IFACE ".Take\"}", (int[]) { b[1] }, 1);
+        json_object_put(expect_next_error(t.client, NULL));
         {
                 char c[2];
 
-                ASSERT_EQ(read(q[0], c, 2), 1);
+                ASSERT_EQ(read(b[0], c, 2), 1);
                 ASSERT_EQ(c[0], 'x');
         }
-        ASSERT_TRUE(write_end_closed_elsewhere(q[0]));
-        close(q[0]);
-        close(p[0]);
+        close_pipe_released(b);
         teardown(&t);
         ASSERT_EQ(count_fds(), before);
 }
@@ -380,9 +376,7 @@ static void test_too_many(void) {
                 fds[i] = p[1];
         send_fds(t.client, "{\"method\":\"" IFACE ".Inspect\"}", fds, ELEMENTSOF(fds));
         ASSERT_NULL(recv_msg(t.client));
-        close(p[1]);
-        ASSERT_TRUE(write_end_closed_elsewhere(p[0]));
-        close(p[0]);
+        close_pipe_released(p);
         teardown(&t);
         ASSERT_EQ(count_fds(), before);
 }
@@ -407,9 +401,7 @@ static void test_mid_message(void) {
         }
         send_fds(t.client, "\"" IFACE ".Inspect\"}", (int[]) { p[1] }, 1);
         ASSERT_NULL(recv_msg(t.client));
-        close(p[1]);
-        ASSERT_TRUE(write_end_closed_elsewhere(p[0]));
-        close(p[0]);
+        close_pipe_released(p);
         teardown(&t);
         ASSERT_EQ(count_fds(), before);
 }
@@ -419,7 +411,6 @@ static void test_client(void) {
         unsigned before = count_fds();
         _cleanup_(varlink_client_freep) VarlinkClient *c = NULL;
         _cleanup_json_ json_object *reply = NULL, *reply2 = NULL;
-        json_object *inodes = NULL;
         int p[2];
         Test t;
 
@@ -430,14 +421,9 @@ static void test_client(void) {
         ASSERT_EQ(varlink_client_push_fd(c, p[1]), 0);
         ASSERT_EQ(varlink_client_push_fd(c, p[0]), 1);
         ASSERT_OK(varlink_client_call(c, IFACE ".Inspect", NULL, &reply, NULL));
-        ASSERT_TRUE(json_object_object_get_ex(reply, "inodes", &inodes));
-        ASSERT_EQ(json_object_array_length(inodes), 2);
-        ASSERT_EQ((ino_t) json_object_get_int64(json_object_array_get_idx(inodes, 0)), ino_of(p[1]));
-        ASSERT_EQ((ino_t) json_object_get_int64(json_object_array_get_idx(inodes, 1)), ino_of(p[0]));
-
+        expect_inodes(reply, (int[]) { p[1], p[0] }, 2);
         ASSERT_OK(varlink_client_call(c, IFACE ".Inspect", NULL, &reply2, NULL));
-        ASSERT_TRUE(json_object_object_get_ex(reply2, "inodes", &inodes));
-        ASSERT_EQ(json_object_array_length(inodes), 0);
+        expect_inodes(reply2, NULL, 0);
 
         for (unsigned i = 0; i < VARLINK_MESSAGE_FDS_MAX; i++)
                 ASSERT_EQ(varlink_client_push_fd(c, p[0]), (int) i);

@@ -32,7 +32,8 @@ BUSYBOX=$(command -v busybox) || fail "no busybox: tools/setup.sh installs busyb
 # container takes 10 to 60 s and dockerd 30 s or more.
 CONTAINER_TIMEOUT=${CONTAINER_TIMEOUT:-300}
 
-# make_image_root DIR: the image's root directory.
+# make_image_root DIR: the image's root directory, and a check that it
+# holds these files and no others (acceptance 5).
 make_image_root() {
     local root=$1
     mkdir -p "$root/bin" "$root/run/injectd" "$root/usr" "$root/etc" "$root/proc" "$root/sys" "$root/dev" "$root/tmp"
@@ -43,11 +44,8 @@ make_image_root() {
     # systemd-nspawn refuses a directory without an os-release file ("does
     # not look like an OS tree"); an empty one satisfies it.
     : >"$root/etc/os-release"
-}
-
-# image_files DIR: the regular files in the image, sorted, one line.
-image_files() {
-    (cd "$1" && find . -type f | sort | paste -sd' ')
+    assert_eq "./bin/getpgid-report ./bin/injectctl ./bin/sh ./etc/os-release" \
+        "$(cd "$root" && find . -type f | sort | paste -sd' ')" "acceptance 5: the files of the image"
 }
 
 # make_image_tar DIR TAR: a tarball of the root for `podman/docker import`.
@@ -160,18 +158,19 @@ ctr_checks() {
     # scenario runs), whose path a container could not tell from its own
     # cgroup namespace's root; host_user may move it on (alice: to her
     # session). The pid goes to a file our shell opens: the user may not
-    # write in $work.
+    # write in $work. Its stderr too: the wrapper shell says "Terminated"
+    # when we kill the sleep, which is no news.
     make_cgroup ctr-outside >/dev/null
     (
         echo "$BASHPID" >/sys/fs/cgroup/ctr-outside/cgroup.procs
         host_user /bin/sh -c 'echo $$; exec sleep 600'
-    ) >"$work/outside.pid" &
+    ) >"$work/outside.pid" 2>"$work/outside.err" &
     local outside_wrapper=$! outside opath i
     at_exit _kill_quietly "$outside_wrapper"
     for ((i = 0; i < CONTAINER_TIMEOUT * 10; i++)); do
         [[ -s $work/outside.pid ]] && break
         kill -0 "$outside_wrapper" 2>/dev/null || [[ -s $work/outside.pid ]] ||
-            fail "acceptance 3: the outside process of $CTR_WHO exited before it said its pid"
+            fail "acceptance 3: the outside process of $CTR_WHO exited before it said its pid: $(cat "$work/outside.err")"
         sleep 0.1
     done
     outside=$(cat "$work/outside.pid")
@@ -312,11 +311,37 @@ JSON
     chmod 0644 /etc/injectd/policy.d/60-container-root.json
 }
 
+# root_without_caps CMD...: root, without capabilities as a rootful job
+# is (an empty bounding set: exec gives uid 0 no capability then).
+root_without_caps() { setpriv --bounding-set=-all --inh-caps=-all -- "$@"; }
+
+# rootful_runtime RUNTIME WHO MOUNT-ARG...: the scenario of a rootful
+# runtime (podman, docker) whose `RUNTIME run` takes MOUNT-ARGs to bind the
+# socket. Its jobs run as root with --cap-drop=all (CTR_CAPS=default: the
+# runtime's default capabilities); the same user outside is root without
+# capabilities, so that only the scope spares it; the sweep on the host
+# that the container's is compared with is alice's (group injectd), since
+# the grant for root holds only in containers.
+rootful_runtime() {
+    CTR_RUNTIME=$1 CTR_WHO=$2
+    shift 2
+    CTR_MOUNT=("$@")
+    CTR_HOST_SWEEP="as alice"
+    ctr_run() {
+        local name=$1
+        shift
+        local caps=(--cap-drop=all)
+        [[ ${CTR_CAPS:-} != default ]] || caps=()
+        "$CTR_RUNTIME" run --rm -i --name "$name" --network=none "${caps[@]}" "${CTR_MOUNT[@]}" "$IMAGE" "$@"
+    }
+    host_user() { root_without_caps "$@"; }
+}
+
 # check_root_outside_refused: root outside the containers, without
 # capabilities (so not privileged), is not granted by the container rule.
 check_root_outside_refused() {
     local err rc=0
-    err=$(setpriv --bounding-set=-all --inh-caps=-all -- "$STATIC" run --fail "$FAULT" -- "$GETPGID_REPORT" 3 2>&1 >/dev/null) || rc=$?
+    err=$(root_without_caps "$STATIC" run --fail "$FAULT" -- "$GETPGID_REPORT" 3 2>&1 >/dev/null) || rc=$?
     ((rc != 0)) || fail "root outside the containers: expected run to be refused (the grant is by container cgroup), saw it succeed"
     assert_contains "$err" "UserNotInPolicy" "root outside the containers, asking for run"
     assert_eq 0 "$(injections_left)" "injections after root outside was refused"

@@ -149,3 +149,31 @@ vl() {
 injections_left() {
     "$VARLINK_CALL" "$SOCKET" org.injectd.Injector.ListInjections '{"all":true}' | jq '.parameters.injections | length'
 }
+
+# root_inject FUNCTION ERROR BACKEND PID [EXTRA-JSON]: a detached injection
+# as root over Varlink, scoped to process PID, for 5 minutes; prints its id.
+root_inject() {
+    local out
+    out=$("$VARLINK_CALL" "$SOCKET" org.injectd.Injector.Inject \
+        "{\"function\":\"$1\",\"error\":\"$2\",\"backend\":\"$3\",\"scope\":\"process\",\"pid\":$4,\"detach\":true,\"duration_usec\":300000000${5:-}}") ||
+        fail "Inject $1 ($3) was refused: $out"
+    jq -er .parameters.id <<<"$out" || fail "Inject printed no id: $out"
+}
+
+# root_cancel ID
+root_cancel() {
+    "$VARLINK_CALL" "$SOCKET" org.injectd.Injector.Cancel "{\"id\":\"$1\"}" >/dev/null || fail "Cancel $1 failed"
+}
+
+# engine_stats: the capabilities document's "engine" object.
+engine_stats() {
+    local out
+    out=$("$VARLINK_CALL" "$SOCKET" org.injectd.Injector.GetCapabilities '{}') || fail "GetCapabilities failed: $out"
+    jq -ec .parameters.capabilities.engine <<<"$out" || fail "no engine statistics in the capabilities: $out"
+}
+
+# prog_ids NAME: ids of the loaded programs called NAME (bpftool cuts names
+# to 15 characters), one a line.
+prog_ids() {
+    bpftool prog show --json | jq -r --arg n "${1:0:15}" '.[] | select(.name == $n) | .id'
+}

@@ -37,29 +37,11 @@ at_exit rm -rf "$work"
 start_dockerd
 
 make_image_root "$work/root"
-assert_eq "./bin/getpgid-report ./bin/injectctl ./bin/sh ./etc/os-release" "$(image_files "$work/root")" \
-    "acceptance 5: the files of the image"
 make_image_tar "$work/root" "$work/image.tar"
 log "docker import"
 docker import "$work/image.tar" "$IMAGE" >/dev/null
 
-CTR_WHO="root, Docker"
-ctr_run() {
-    local name=$1
-    shift
-    local caps=(--cap-drop=all)
-    [[ ${CTR_CAPS:-} != default ]] || caps=()
-    docker run --rm -i --name "$name" --network=none "${caps[@]}" \
-        --mount "type=bind,src=$SOCKET,dst=$SOCKET" "$IMAGE" "$@"
-}
-# Root outside, without capabilities like the job (an empty bounding set:
-# exec gives uid 0 no capability then), so that only the scope spares it.
-host_user() { setpriv --bounding-set=-all --inh-caps=-all -- "$@"; }
-
-
-# The sweep on the host that the container's is compared with: alice's
-# (group injectd), since the grant for root holds only in containers.
-CTR_HOST_SWEEP="as alice"
+rootful_runtime docker "root, Docker" --mount "type=bind,src=$SOCKET,dst=$SOCKET"
 
 check_root_outside_refused
 ctr_check_caps "$work"

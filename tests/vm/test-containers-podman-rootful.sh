@@ -46,28 +46,11 @@ _podman_cleanup() {
 at_exit _podman_cleanup
 
 make_image_root "$work/root"
-assert_eq "./bin/getpgid-report ./bin/injectctl ./bin/sh ./etc/os-release" "$(image_files "$work/root")" \
-    "acceptance 5: the files of the image"
 make_image_tar "$work/root" "$work/image.tar"
 log "podman import, rootful"
 podman import --quiet "$work/image.tar" "$IMAGE" >/dev/null
 
-CTR_WHO="root, rootful podman"
-ctr_run() {
-    local name=$1
-    shift
-    local caps=(--cap-drop=all)
-    [[ ${CTR_CAPS:-} != default ]] || caps=()
-    podman run --rm -i --name "$name" --network=none "${caps[@]}" -v "$SOCKET:$SOCKET" "$IMAGE" "$@"
-}
-# Root outside, without capabilities like the job (an empty bounding set:
-# exec gives uid 0 no capability then), so that only the scope spares it.
-host_user() { setpriv --bounding-set=-all --inh-caps=-all -- "$@"; }
-
-
-# The sweep on the host that the container's is compared with: alice's
-# (group injectd), since the grant for root holds only in containers.
-CTR_HOST_SWEEP="as alice"
+rootful_runtime podman "root, rootful podman" -v "$SOCKET:$SOCKET"
 
 check_root_outside_refused
 ctr_check_caps "$work"

@@ -1,8 +1,11 @@
 #!/bin/bash
-# The site cache: when a function's last injection ends, its program is
-# detached (no link, no kprobe: callers pay nothing) but kept loaded, with
-# emptied maps, so the next injection on that function re-attaches the
-# same program instead of loading and verifying a new one. A re-attached
+# The site cache, for fmod_ret sites: when a function's last injection
+# ends, its program is detached (no link, no trampoline: callers pay
+# nothing) but kept loaded, with emptied maps, so the next injection on
+# that function re-attaches the same program instead of loading and
+# verifying a new one. A kprobe site needs no cache: every one runs the
+# kprobe program loaded at start, and its first injection only attaches
+# it (test-daemon-shared-kprobe.sh tells more). A re-attached
 # site fails exactly what its new injection asks for, a scope of the old
 # injection never matches again, and the program is freed when its grace
 # period ends, when the cap says so, and when the daemon stops. The
@@ -22,25 +25,10 @@ start_injectd --site-cache=10min
 PINS=/sys/fs/bpf/injectd/sites
 TAGS=/sys/fs/bpf/injectd/tags
 
-# inject FUNCTION BACKEND PID EXTRA-JSON: a detached injection as root,
-# scoped to PID; prints its id.
-inject() {
-    local out
-    out=$("$VARLINK_CALL" "$SOCKET" org.injectd.Injector.Inject \
-        "{\"function\":\"$1\",\"error\":\"ENOENT\",\"backend\":\"$2\",\"scope\":\"process\",\"pid\":$3,\"detach\":true,\"duration_usec\":300000000$4}") ||
-        fail "Inject $1 ($2) was refused: $out"
-    jq -er .parameters.id <<<"$out" || fail "Inject printed no id: $out"
-}
-
-cancel() {
-    "$VARLINK_CALL" "$SOCKET" org.injectd.Injector.Cancel "{\"id\":\"$1\"}" >/dev/null || fail "Cancel $1 failed"
-}
-
-# prog_ids NAME: ids of the loaded programs called NAME (bpftool cuts names
-# to 15 characters), one a line.
-prog_ids() {
-    bpftool prog show --json | jq -r --arg n "${1:0:15}" '.[] | select(.name == $n) | .id'
-}
+# inject FUNCTION BACKEND PID EXTRA-JSON: a detached ENOENT injection as
+# root, scoped to PID; prints its id.
+inject() { root_inject "$1" ENOENT "$2" "$3" "$4"; }
+cancel() { root_cancel "$1"; }
 
 # link_prog SITE: the id of the program the site's pinned link attaches.
 link_prog() {
@@ -57,27 +45,22 @@ expect_detached() {
     [[ -z $(find "$PINS" -mindepth 1 2>/dev/null) ]] || fail "a cached site is still pinned: $(find "$PINS")"
 }
 
-# expect_empty_maps PROG: the cached program's scopes and slots hold nothing.
+# expect_empty_maps: the cached program's scopes and slots hold nothing.
+# They are inner maps, not the program's own (those are the outer maps):
+# with nothing armed, every map called scopes or slots is the cached one's.
 expect_empty_maps() {
-    local prog=$1 dump=$DAEMON_WORK/map.json map name n
-    bpftool prog show id "$prog" --json >"$dump" 2>&1 || fail "cannot show program $prog: $(cat "$dump")"
-    for map in $(jq -r '.map_ids[]' "$dump"); do
+    local dump=$DAEMON_WORK/map.json map name n seen=0
+    for map in $(bpftool map show --json | jq -r '.[] | select(.name == "scopes" or .name == "slots") | .id'); do
+        seen=$((seen + 1))
         bpftool map show id "$map" --json >"$dump" 2>&1 || fail "cannot show map $map: $(cat "$dump")"
         name=$(jq -r .name "$dump")
-        [[ $name == scopes || $name == slots ]] || continue
         bpftool map dump id "$map" --json >"$dump" 2>&1 || fail "cannot dump map $map ($name): $(head -c 500 "$dump")"
         # A slot's first 8 bytes are its injection id, 0 when free.
         n=$(jq 'if type == "array" then [.[] | select(.value[0:8] | any(. != "0x00"))] | length else . end' \
             "$dump") || fail "unexpected dump of map $map ($name): $(head -c 500 "$dump")"
         assert_eq 0 "$n" "entries in use in the cached program's $name map"
     done
-}
-
-# engine_stats: the capabilities document's "engine" object.
-engine_stats() {
-    local out
-    out=$("$VARLINK_CALL" "$SOCKET" org.injectd.Injector.GetCapabilities '{}') || fail "GetCapabilities failed: $out"
-    jq -ec .parameters.capabilities.engine <<<"$out" || fail "no engine statistics in the capabilities: $out"
+    assert_eq 2 "$seen" "scopes and slots maps kept with the cached program"
 }
 
 # expect_phases STATS WHICH: the last arm's phases, as a cold (loaded and
@@ -134,7 +117,7 @@ one_round() {
     expect_tags_held
     assert_eq "$prog1" "$(prog_ids "$progname")" "programs called $progname after the cancel"
     expect_detached "$prog1"
-    expect_empty_maps "$prog1"
+    expect_empty_maps
 
     # Second injection on the same function: the same program, re-attached.
     start_fixture openat 10 /etc/hostname
@@ -173,13 +156,34 @@ TAG_PROG=$(prog_ids inject_tag_fork)
 expect_tags_held
 
 one_round fmod_ret inject_fmod_ret
-# kprobe: re-attaching makes a new perf event for the same program.
-one_round kprobe inject_kprobe
+
+# kprobe: no cache, and no load either. Each injection attaches the program
+# loaded at start (a new perf event), and its cancel detaches it.
+kprobe_round() {
+    local id before st i
+    for i in 1 2; do
+        start_fixture openat 3 /etc/hostname
+        before=$(engine_stats)
+        id=$(inject __x64_sys_openat kprobe "$FIXTURE_PID" '')
+        st=$(engine_stats)
+        expect_phases "$st" warm
+        assert_eq "$(jq .programs_loaded <<<"$before")" "$(jq .programs_loaded <<<"$st")" "programs loaded by a kprobe arm"
+        assert_eq "$KPROBE_PROG" "$(link_prog kprobe-__x64_sys_openat)" "the program attached by kprobe arm $i"
+        release_fixture
+        assert_eq "ENOENT ENOENT ENOENT" "$FIXTURE_RESULTS" "results under kprobe injection $i"
+        cancel "$id"
+        expect_detached "$KPROBE_PROG"
+        assert_eq "$KPROBE_PROG" "$(prog_ids inject_kprobe)" "inject_kprobe programs after kprobe cancel $i"
+    done
+}
+KPROBE_PROG=$(prog_ids inject_kprobe)
+[[ $KPROBE_PROG =~ ^[0-9]+$ ]] || fail "expected one inject_kprobe program loaded at start, saw '$KPROBE_PROG'"
+kprobe_round
 
 expect_tags_held
 
-# The daemon's shutdown frees both cached programs and the tagging ones
-# (check_clean).
+# The daemon's shutdown frees the cached program, the kprobe one and the
+# tagging ones (check_clean).
 stop_injectd
 check_clean
 

@@ -91,6 +91,37 @@ for api in dbus varlink; do
     assert_contains "$(tail -1 "$h.txt")" "Cancelled" "held inject's last text line ($api)"
     assert_eq 0 "$(injections_left)" "injections after Ctrl-C, text ($api)"
 
+    # inject held learns of faults and of the end from events, not by
+    # polling: a quiet spell while held makes no request at all, the one
+    # fault at most one read of the counters, and its removal (--times 1)
+    # ends the hold with the final counters. Requests are counted in what
+    # injectctl writes (strace shows each call's method name), not timed.
+    q=$DAEMON_WORK/quiet-$api
+    qtrace=$(mktemp -u /tmp/quiet-trace.XXXXXX)
+    # LeakSanitizer's exit-time check ptraces, which a traced process cannot.
+    start_as alice "$q.json" "$q.err" env "ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0" strace -f -qq -s 256 -e trace=write,writev,send,sendto,sendmsg -o "$qtrace" \
+        "$INJECTCTL" "${T[@]}" inject __x64_sys_openat --error ENOENT --comm open-report --times 1 --for 5min --json
+    hpid=$BG_PID
+    wait_until 120 bash -c "jq -e 'select(.type == \"counters\")' '$q.json' >/dev/null"
+    # The spell: a hold that polled every 500 ms would read about 10 times.
+    sleep 5
+    assert_eq "/etc/hostname: ENOENT" "$(as alice "$OPEN_REPORT" 0 /etc/hostname)" "the held inject's one fault ($api)"
+    rc=0
+    wait "$hpid" || rc=$?
+    assert_eq 0 "$rc" "held inject's exit status at its removal ($api; stderr: $(cat "$q.err"))"
+    # strace writes its file when injectctl is done, in the order things
+    # happened: the reads before the first counters line printed are the
+    # arm's and the hold's first; after it, one at most, for the fault.
+    after=$(awk '/ListInjections/ { n++ }
+                 index($0, "write(1, ") && index($0, "type\\\":\\\"counters") && !seen { seen = 1; before = n }
+                 END { print seen ? n - before : "none" }' "$qtrace")
+    [[ $after =~ ^[01]$ ]] ||
+        fail "expected at most one ListInjections after the first counters while held ($api), saw $after: $(grep -c ListInjections "$qtrace") in all"
+    last=$(tail -1 "$q.json")
+    assert_eq ended "$(jq -r .type <<<"$last")" "held inject's last line at its removal ($api)"
+    assert_eq 1 "$(jq -r .faults_injected <<<"$last")" "held inject's final count at its removal ($api)"
+    rm -f "$qtrace"
+
     # An unknown function: refused, with near names.
     rc=0
     err=$(ictl "${T[@]}" inject __x64_sys_opnat --error ENOENT --detach 2>&1) || rc=$?

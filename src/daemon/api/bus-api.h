@@ -27,6 +27,13 @@ struct BusApi {
         BusInjection *injections;       /* what D-Bus keeps per injection */
         BusSubscriber *subscribers;     /* Manager.Subscribe() callers */
         size_t n_subscribers;
+        /* The caller of the message being dispatched, known by its sender
+         * and cookie: sd-bus asks find_injection once per object and
+         * interface of one message, and enumerate once per injection, and
+         * a Caller costs /proc reads and a user database lookup. */
+        char *seen_sender;
+        uint64_t seen_cookie;
+        Caller seen_caller;
 };
 
 /* Connects to the system bus, serves the objects and takes the name. */
@@ -59,6 +66,8 @@ const char *bus_injection_path(const Injection *inj, char buf[static BUS_INJECTI
 /* The unique bus name of inj's requester, NULL if it came by Varlink. */
 const char *bus_injection_owner(BusApi *b, const Injection *inj);
 int bus_injection_register(BusApi *b);
+/* Drops the caller kept for the message being dispatched. */
+void bus_api_forget_caller(BusApi *b);
 void bus_injection_fault(BusApi *b, Injection *inj, const struct inject_event *ev, const char *comm);
 /* Sends what the rate limit held back. */
 void bus_injection_removed(BusApi *b, Injection *inj);

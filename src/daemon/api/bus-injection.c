@@ -143,16 +143,36 @@ int bus_owner_track(Manager *m, Injection *inj, const Caller *c, void *owner, vo
 
 /* The object of an injection the sender may not see does not exist for it:
  * the same rule as the lists (manager_may_see). */
-static bool current_caller_may_see(sd_bus *bus, Injection *inj) {
+static bool current_caller_may_see(BusApi *b, sd_bus *bus, Injection *inj) {
         sd_bus_message *m = sd_bus_get_current_message(bus);
-        Caller c;
-        bool ok;
+        const char *sender = m ? sd_bus_message_get_sender(m) : NULL;
+        uint64_t cookie;
 
-        if (!m || caller_from_bus(m, &c) < 0)
+        if (!sender || sd_bus_message_get_cookie(m, &cookie) < 0)
                 return false;
-        ok = manager_may_see(inj->manager, &c, inj);
-        caller_done(&c);
-        return ok;
+        /* Unique names are never reused on a bus, and a sender's cookies
+         * only grow: (sender, cookie) names this one message. */
+        if (!b->seen_sender || cookie != b->seen_cookie || strcmp(sender, b->seen_sender) != 0) {
+                Caller c;
+
+                bus_api_forget_caller(b);
+                if (caller_from_bus(m, &c) < 0)
+                        return false;
+                b->seen_sender = strdup(sender);
+                if (!b->seen_sender) {
+                        caller_done(&c);
+                        return false;
+                }
+                b->seen_cookie = cookie;
+                b->seen_caller = c;
+        }
+        return manager_may_see(inj->manager, &b->seen_caller, inj);
+}
+
+void bus_api_forget_caller(BusApi *b) {
+        free(b->seen_sender);
+        b->seen_sender = NULL;
+        caller_done(&b->seen_caller);
 }
 
 static int find_injection(sd_bus *bus, const char *path, const char *interface, void *userdata, void **found,
@@ -171,14 +191,15 @@ static int find_injection(sd_bus *bus, const char *path, const char *interface, 
         if (*end || !id)
                 return 0;
         inj = manager_find(b->manager, id);
-        if (!inj || !current_caller_may_see(bus, inj))
+        if (!inj || !current_caller_may_see(userdata, bus, inj))
                 return 0;
         *found = inj;
         return 1;
 }
 
 static int enumerate_injections(sd_bus *bus, const char *path, void *userdata, char ***nodes, sd_bus_error *error) {
-        Manager *m = ((BusApi *) userdata)->manager;
+        BusApi *b = userdata;
+        Manager *m = b->manager;
         char **v, node[BUS_INJECTION_PATH_MAX];
         size_t n = 0;
 
@@ -186,7 +207,7 @@ static int enumerate_injections(sd_bus *bus, const char *path, void *userdata, c
         if (!v)
                 return -ENOMEM;
         for (size_t i = 0; i < m->n_injections; i++)
-                if (current_caller_may_see(bus, m->injections[i]))
+                if (current_caller_may_see(b, bus, m->injections[i]))
                         v[n++] = strdup(bus_injection_path(m->injections[i], node));
         *nodes = v;
         return 0;

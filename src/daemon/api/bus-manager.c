@@ -321,6 +321,7 @@ BusApi *bus_api_free(BusApi *b) {
         bus_subscribers_free(b);
         bus_injections_free(b);
         sd_bus_flush_close_unref(b->bus);
+        bus_api_forget_caller(b);
         free(b);
         return NULL;
 }
