@@ -39,7 +39,7 @@ set -euo pipefail
 OUT=$1
 shift
 ALL_GROUPS=hot,first,fresh,repeat,scale,fork,threads,sweep,clients
-ONLY=$ALL_GROUPS ROUNDS=15 HOT_ROUNDS=12 LIST_ROUNDS=10 THREADS=10000 SWEEP_STEPS=1000 SWEEP_CHUNK=100 CLIENTS=1000
+ONLY=$ALL_GROUPS ROUNDS=15 HOT_ROUNDS=12 LIST_ROUNDS=8 THREADS=10000 SWEEP_STEPS=1000 SWEEP_CHUNK=100 CLIENTS=1000
 while (($#)); do
     (($# >= 2)) || { echo "bench/in-vm.sh: '$1' needs a value" >&2; exit 2; }
     case $1 in
@@ -76,7 +76,7 @@ chmod 0755 "$WORK"
 BIN=$WORK/bin
 mkdir -p "$BIN"
 for f in src/client/injectctl bench/first-fault bench/syscall-rate bench/bench-floor bench/fork-rate \
-         bench/idle-threads bench/sweep-steps; do
+         tests/vm/idle-threads bench/sweep-steps; do
     install -m 0755 "$BUILD_DIR/$f" "$BIN/"
 done
 install -m 0755 "$SRC_DIR/bench/varlink-batch.py" "$BIN/"
