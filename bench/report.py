@@ -2,55 +2,124 @@
 # SPDX-License-Identifier: MIT
 """report.py RAW.jsonl [--host HOST.json] [--json OUT] [--markdown]
 
-Turns bench/in-vm.sh's raw measurements into one table per benchmark
-(printed) and bench/results.json. Every figure is set against a baseline
-from the same run; absolute times are under TCG emulation (QEMU without
-KVM), where a guest instruction costs many host ones, so only the ratios
-carry over to real hardware. --markdown prints the tables as Markdown, for
-docs/performance.md."""
+Turns bench/in-vm.sh's raw measurements into issue 15's targets: for each,
+one ratio per round (the thing against its baseline, measured back to back
+in that round), their median, a distribution-free 95% interval for that
+median, and a verdict: met when the whole interval is on the right side of
+the bound, missed when it is wholly on the wrong side, inconclusive
+otherwise. Prints the tables (--markdown: as Markdown, for
+docs/performance.md) and writes --json (bench/results.json).
+
+Absolute times are under TCG emulation (QEMU without KVM) on a shared
+host, so only the ratios carry over to real hardware."""
 
 import argparse
 import json
+import math
 import statistics
 import sys
 
-ARM_TOOLS = [
-    # (key, label, what it is set against)
-    ("injectctl-dbus", "injectctl inject (D-Bus), cold", None),
-    ("injectctl-varlink", "injectctl --varlink inject, cold", None),
-    ("varlink-resident", "Varlink, client already connected, cold", None),
-    ("injectctl-dbus-kprobe", "injectctl inject --backend kprobe (D-Bus), cold", None),
-    ("injectctl-dbus-cached", "injectctl inject (D-Bus), cached site", None),
-    ("injectctl-varlink-cached", "injectctl --varlink inject, cached site", None),
-    ("varlink-resident-cached", "Varlink, client already connected, cached site", None),
-    ("injectctl-dbus-kprobe-cached", "injectctl inject --backend kprobe (D-Bus), cached site", None),
-    ("injectd-engine", "injectd-engine arm (no daemon), cold", None),
-    ("injectctl-dbus-warm", "injectctl inject (D-Bus), warm site", None),
-    ("injectctl-varlink-warm", "injectctl --varlink inject, warm site", None),
-    ("varlink-resident-warm", "Varlink, client already connected, warm site", None),
-    ("bpftrace", "bpftrace -e 'kprobe:... { override(-2) }' --unsafe", None),
-    ("fail_function", "fail_function (debugfs writes)", None),
-    ("injectctl-dbus-failslab", "injectctl inject should_failslab (D-Bus), cold", None),
-    ("bcc-inject-kmalloc", "BCC inject kmalloc (should_failslab, pid predicate)", "injectctl-dbus-failslab"),
-]
-ARM_BASELINE = "injectctl-dbus"
+CONF = 0.95
 
-HOT_CONFIGS = [
-    ("none", "no program attached", None),
-    ("empty-kprobe", "empty kprobe program (floor)", None),
-    ("empty-fmod_ret", "empty fmod_ret program (floor)", None),
-    ("injectd-kprobe-1", "injectd kprobe, 1 injection", "empty-kprobe"),
-    ("injectd-fmod_ret-1", "injectd fmod_ret, 1 injection", "empty-fmod_ret"),
-    ("injectd-kprobe-1-deeper", "injectd kprobe, 1 injection, caller 4 processes deeper", "empty-kprobe"),
-    ("injectd-fmod_ret-1-deeper", "injectd fmod_ret, 1 injection, caller 4 processes deeper", "empty-fmod_ret"),
-    ("injectd-kprobe-1-cgroup", "injectd kprobe, 1 injection, cgroup scope", "empty-kprobe"),
-    ("injectd-fmod_ret-1-cgroup", "injectd fmod_ret, 1 injection, cgroup scope", "empty-fmod_ret"),
-    ("bpftrace-nomatch", "bpftrace, non-matching predicate", "empty-kprobe"),
-    ("fail_function-taskfilter", "fail_function, task filter", "empty-kprobe"),
-    ("injectd-kprobe-10", "injectd kprobe, 10 injections", "empty-kprobe"),
-    ("injectd-kprobe-100", "injectd kprobe, 100 injections", "empty-kprobe"),
-    ("injectd-fmod_ret-10", "injectd fmod_ret, 10 injections", "empty-fmod_ret"),
-    ("injectd-fmod_ret-100", "injectd fmod_ret, 100 injections", "empty-fmod_ret"),
+
+def fast(rounds):
+    """The 5th percentile of a hot-path sample's rounds: the cost of a call
+    when nothing interrupts (noise under TCG only ever adds time)."""
+    v = sorted(rounds)
+    return v[len(v) // 20]
+
+
+def median_interval(xs):
+    """The order-statistic interval for the median: [x(k), x(n+1-k)] with the
+    largest k such that P(Binomial(n, 1/2) < k) <= 2.5%. Its coverage is at
+    least 95% for any continuous distribution of independent rounds; no
+    symmetry or normality is assumed. Returns (lo, hi, coverage), or None
+    when n is too small (n < 6) for any such interval."""
+    n = len(xs)
+    s = sorted(xs)
+
+    def cdf(k):  # P(B <= k)
+        return sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n
+
+    k = 0
+    while k < n and cdf(k) <= (1 - CONF) / 2:
+        k += 1
+    if k == 0:
+        return None
+    return s[k - 1], s[n - k], 1 - 2 * cdf(k - 1)
+
+
+# Each target: the series in-vm.sh measures each round, how a round's
+# ratio is made from them, and the bound. "num"/"den" are the series whose
+# ratio is taken; for hot-path targets the ratio is of overheads over the
+# round's no-program samples.
+TARGETS = [
+    {"id": "1", "key": "t1", "name": "first request, connected client",
+     "wording": "Connected client, first request on a function never armed: <= 2x fail_function's arm.",
+     "measured": "request to the probe's first fault (EIO); each round a system call never armed before, "
+                 "the same one for injectd (alice's connected Varlink client) and fail_function",
+     "baseline": "fail_function's arm (debugfs writes) of the same function, request to first fault",
+     "num": "injectd", "den": "fail_function", "op": "<=", "bound": 2.0, "unit": "ms"},
+    {"id": "2", "key": "t2", "name": "repeat request",
+     "wording": "Repeat request on a recently used function: <= 1.5x a warm one.",
+     "measured": "alice's connected client arms __x64_sys_openat again right after its last injection there "
+                 "was cancelled; request to first fault",
+     "baseline": "the same request with another injection holding the site (warm)",
+     "num": "repeat", "den": "warm", "op": "<=", "bound": 1.5, "unit": "ms"},
+    {"id": "3a", "key": "t3a", "name": "fresh injectctl --varlink, warm",
+     "wording": "Fresh injectctl --varlink warm request: <= 1.3x injectctl --version.",
+     "measured": "wall time of `injectctl --varlink inject __x64_sys_openat ... --detach` on a warm site, "
+                 "started by alice's shell",
+     "baseline": "wall time of `injectctl --version`, same shell",
+     "num": "inject", "den": "version", "op": "<=", "bound": 1.3, "unit": "ms"},
+    {"id": "3b", "key": "t3b", "name": "fresh client vs bpftrace",
+     "wording": "First request from a fresh client: >= 20x faster than bpftrace.",
+     "measured": "bpftrace's time over injectctl's (default transport, D-Bus), each on a function never "
+                 "armed; request to first fault (EIO)",
+     "baseline": "a fresh `injectctl inject` (the ratio is bpftrace / injectctl)",
+     "num": "bpftrace", "den": "injectctl", "op": ">=", "bound": 20.0, "unit": "ms"},
+    {"id": "4", "key": "t4", "name": "process-scope arm, 10,000 idle threads",
+     "wording": "A process-scope arm with 10,000 extra idle threads on the machine: <= 1.5x without them.",
+     "measured": "alice's connected client arms __x64_sys_openat (warm site) scoped to a new probe, with "
+                 "the idle threads of another process running; request to first fault",
+     "baseline": "the same arm without the threads",
+     "num": "with", "den": "without", "op": "<=", "bound": 1.5, "unit": "ms"},
+    {"id": "5a", "key": "t5a", "name": "ListInjections, 256 armed",
+     "wording": "ListInjections with 256 armed: <= 10x with 1.",
+     "measured": "ListInjections from alice's connected client with 256 of her injections armed "
+                 "(median of 5 calls a side)",
+     "baseline": "the same with 1 armed",
+     "num": "list256", "den": "list1", "op": "<=", "bound": 10.0, "unit": "ms"},
+    {"id": "5b", "key": "t5b", "name": "arm with 32 sites",
+     "wording": "An arm with 32 sites armed: <= 1.2x with 1.",
+     "measured": "alice's connected client arms __x64_sys_openat (warm) with 31 other functions' sites "
+                 "attached; request to first fault",
+     "baseline": "the same arm with only __x64_sys_openat's site attached",
+     "num": "arm32", "den": "arm1", "op": "<=", "bound": 1.2, "unit": "ms"},
+    {"id": "6a", "key": "t6", "name": "hot path, caller tagged for another user's scope",
+     "wording": "Hot path: a caller tagged for another user's scope: <= 1.5x the empty-program floor.",
+     "measured": "getppid() overhead for bob's caller, tagged by a process scope of another injection (root's, "
+                 "rooted at bob's shell), with alice's process-scope injection on __do_sys_getppid",
+     "baseline": "the overhead of an empty program of the same backend on the same function",
+     "num": "tagged", "den": "floor", "op": "<=", "bound": 1.5, "unit": "ns", "hot": True},
+    {"id": "6b", "key": "t6", "name": "hot path, caller in a nested cgroup",
+     "wording": "Hot path: a caller in a nested cgroup: <= 1.5x the empty-program floor.",
+     "measured": "getppid() overhead for bob's caller in a cgroup 5 levels deep, with alice's cgroup-scope "
+                 "injection (on a cgroup of hers 5 levels deep) on __do_sys_getppid",
+     "baseline": "the overhead of an empty program of the same backend on the same function",
+     "num": "nested", "den": "floor", "op": "<=", "bound": 1.5, "unit": "ns", "hot": True},
+    {"id": "7", "key": "t7", "name": "fork+exit with a process scope",
+     "wording": "fork+exit rate with a process scope armed: >= 0.95x without.",
+     "measured": "fork+exit+wait rate of bob's process (outside every scope) with alice's process-scope "
+                 "injection armed (the ratio is the rate with / the rate without)",
+     "baseline": "the same with no process scope armed",
+     "num": "without", "den": "with", "op": ">=", "bound": 0.95, "unit": "us/fork"},
+    {"id": "8", "key": "t8", "name": "1,000-step sweep, cold vs warm",
+     "wording": "A 1,000-step sweep: cold runs per second >= 0.9x warm; report runs per minute.",
+     "measured": "seconds per run of chunks of the sweep with nothing else on the function (cold), the ratio "
+                 "being cold runs per second / warm runs per second",
+     "baseline": "chunks with another injection holding the site (warm)",
+     "num": "warm", "den": "cold", "op": ">=", "bound": 0.9, "unit": "ms/run"},
 ]
 
 
@@ -68,232 +137,248 @@ def load(path):
     return recs
 
 
-def ratio(a, b):
-    return a / b if a is not None and b else None
+def sample_value(r):
+    """The figure of one sample: the value, or the estimate from its rounds."""
+    res = r.get("result")
+    if r["target"] == "t6" and res:
+        return fast(res["ns_per_call"])
+    if r["target"] == "t7" and res:
+        return statistics.median(res["us_per_fork"])
+    return r.get("value")
 
 
-def fmt(v, spec=".1f", suffix=""):
-    return "-" if v is None else f"{v:{spec}}{suffix}"
-
-
-# ---------------------------------------------------------------- arm latency
-
-def arm_results(recs):
-    samples, errors, backends, errnos = {}, {}, {}, {}
+def by_round(recs, key):
+    """{round: {series: [values]}}, and the failures."""
+    rounds, errors = {}, []
     for r in recs:
-        if r.get("kind") != "arm":
-            continue
-        t = r["tool"]
-        if "ms" in r:
-            samples.setdefault(t, []).append(r["ms"])
-            if r.get("backend"):
-                backends.setdefault(t, set()).add(r["backend"])
-            errnos.setdefault(t, set()).add(r.get("errno"))
-        else:
-            errors.setdefault(t, []).append(r.get("error"))
-    out = {}
-    for key, label, _ in ARM_TOOLS:
-        s = samples.get(key, [])
-        out[key] = {
-            "label": label,
-            "n": len(s),
-            "median_ms": statistics.median(s) if s else None,
-            "min_ms": min(s) if s else None,
-            "max_ms": max(s) if s else None,
-            "samples_ms": s,
-            "errno": sorted(e for e in errnos.get(key, []) if e),
-            "backend": sorted(backends.get(key, [])),
-            "errors": errors.get(key, []),
-        }
-    base = out[ARM_BASELINE]["median_ms"]
-    for key, _, against in ARM_TOOLS:
-        out[key]["x_injectctl_dbus"] = ratio(out[key]["median_ms"], base)
-        if against:
-            out[key]["x_" + against.replace("-", "_")] = ratio(out[key]["median_ms"], out[against]["median_ms"])
-    setup = [r for r in recs if r.get("kind") == "arm-setup"]
-    return {"baseline": ARM_BASELINE, "tools": out, "setup": setup}
-
-
-def arm_targets(arm):
-    t = arm["tools"]
-    res = []
-
-    def target(name, slow, fast):
-        r = ratio(t[slow]["median_ms"], t[fast]["median_ms"])
-        res.append({"target": name, "ratio": r, "need": 20.0,
-                     "met": None if r is None else r >= 20.0,
-                     "what": f"{slow} median / {fast} median"})
-
-    target("arm latency at least 20x lower than bpftrace (first request on the function: program loaded)",
-           "bpftrace", "injectctl-dbus")
-    target("arm latency at least 20x lower than bpftrace (repeated within the grace period: program re-attached)",
-           "bpftrace", "injectctl-dbus-cached")
-    target("arm latency at least 20x lower than BCC (like for like: should_failslab)",
-           "bcc-inject-kmalloc", "injectctl-dbus-failslab")
-    return res
-
-
-# ---------------------------------------------------------------- hot path
-
-def fast(rounds):
-    """The 5th percentile: the cost of a call when nothing interrupts."""
-    v = sorted(rounds)
-    return v[len(v) // 20]
-
-
-def hot_results(recs):
-    """Each sample's estimate is the 5th percentile of its rounds. Each configuration's
-    sample is set against the mean of the nearest no-program samples
-    before and after it in the same pass; the median of those ratios over
-    the passes is the figure, and ns = ratio x the median no-program time."""
-    seq = [r for r in recs if r.get("kind") == "hot"]
-    errors, extra, ratios, mins, ctl, anc = {}, {}, {}, {}, {}, {}
-    for i, r in enumerate(seq):
-        c = r["config"]
-        if "result" not in r:
-            errors.setdefault(c, []).append(r.get("error"))
-            continue
-        m = fast(r["result"]["ns_per_call"])
-        mins.setdefault(c, []).append(m)
-        if r["result"].get("ancestry", -1) > 0:
-            anc.setdefault(c, []).append(r["result"]["ancestry"])
-        if r["result"].get("control_ns_per_call"):
-            ctl.setdefault(c, []).append(m / fast(r["result"]["control_ns_per_call"]))
-        if "check" in r:
-            extra.setdefault(c, {}).setdefault("checks", []).append(r["check"])
-        if c == "none":
-            continue
-        near = []
-        for step in (-1, 1):
-            j = i + step
-            while 0 <= j < len(seq) and seq[j].get("pass") == r.get("pass"):
-                if seq[j]["config"] == "none" and "result" in seq[j]:
-                    near.append(fast(seq[j]["result"]["ns_per_call"]))
-                    break
-                j += step
-        if near:
-            ratios.setdefault(c, []).append(m / statistics.mean(near))
-    checks = [r for r in recs if r.get("kind") == "hot-check"]
-    none = statistics.median(mins["none"]) if "none" in mins else None
-    # A second estimate, for a cross-check: getppid against the getpid
-    # rounds that follow each of its rounds, over the same ratio without
-    # any program.
-    ctl_none = statistics.median(ctl["none"]) if "none" in ctl else None
-    out = {}
-    for key, label, _ in HOT_CONFIGS:
-        rs = ratios.get(key, [])
-        x = 1.0 if key == "none" and none else (statistics.median(rs) if rs else None)
-        out[key] = {
-            "label": label,
-            "samples": len(mins.get(key, [])),
-            # Processes from the caller up to PID 1: how far a process-scope
-            # lookup walks.
-            "ancestry": statistics.median(anc[key]) if key in anc else None,
-            "sample_p5_ns": mins.get(key, []),
-            "sample_x_none": rs,
-            "x_none": x,
-            "x_none_control": ratio(statistics.median(ctl[key]), ctl_none) if key in ctl else None,
-            "ns": x * none if x is not None and none else None,
-            "errors": errors.get(key, []),
-            **extra.get(key, {}),
-        }
-    for key, _, floor in HOT_CONFIGS:
-        o = out[key]
-        o["overhead_ns"] = (o["x_none"] - 1) * none if o["x_none"] is not None and none else None
-    for key, _, floor in HOT_CONFIGS:
-        o = out[key]
-        if floor:
-            o["floor"] = floor
-            o["x_floor_overhead"] = ratio(o["overhead_ns"], out[floor]["overhead_ns"])
-    # What each extra process between the caller and PID 1 costs it.
-    per_ancestor = {}
-    for b in ("kprobe", "fmod_ret"):
-        a, d = out[f"injectd-{b}-1"], out[f"injectd-{b}-1-deeper"]
-        if None not in (a["overhead_ns"], d["overhead_ns"], a["ancestry"], d["ancestry"]) and d["ancestry"] > a["ancestry"]:
-            per_ancestor[b] = (d["overhead_ns"] - a["overhead_ns"]) / (d["ancestry"] - a["ancestry"])
-    return {"function": None, "none_ns": none, "configs": out, "checks": checks,
-            "ns_per_ancestor": per_ancestor}
-
-
-def hot_targets(hot):
-    c = hot["configs"]
-    res = []
-
-    def ov(k):
-        return c[k]["overhead_ns"]
-
-    for b in ("kprobe", "fmod_ret"):
-        r = ratio(ov(f"injectd-{b}-1"), ov(f"empty-{b}"))
-        res.append({"target": f"non-matching caller, injectd {b}: at most 1.5x the empty {b} program's cost",
-                    "ratio": r, "need": 1.5, "met": None if r is None else r <= 1.5,
-                    "what": f"overhead of injectd-{b}-1 / overhead of empty-{b}"})
-        r = ratio(ov(f"injectd-{b}-1"), ov("fail_function-taskfilter"))
-        res.append({"target": f"non-matching caller, injectd {b}: less than fail_function with a task filter",
-                    "ratio": r, "need": 1.0, "met": None if r is None else r < 1.0,
-                    "what": f"overhead of injectd-{b}-1 / overhead of fail_function-taskfilter"})
-        r = ratio(ov(f"injectd-{b}-100"), ov(f"injectd-{b}-1"))
-        res.append({"target": f"100 injections on one function ({b}): at most 3x what 1 costs a non-matching caller",
-                    "ratio": r, "need": 3.0, "met": None if r is None else r <= 3.0,
-                    "what": f"overhead of injectd-{b}-100 / overhead of injectd-{b}-1"})
-    return res
-
-
-# ---------------------------------------------------------------- sweep
-
-def sweep_results(recs):
-    bare = [r["usec"] / 1000 for r in recs if r.get("kind") == "sweep-bare"]
-    out = {"fixture_alone_ms": statistics.median(bare) if bare else None, "sweeps": []}
-    for r in recs:
-        if r.get("kind") != "sweep":
+        if r.get("kind") != "sample" or r.get("target") != key or r.get("round", 0) < 1:
             continue
         if "error" in r:
-            out["sweeps"].append({"name": r["name"], "error": r["error"]})
+            errors.append({"round": r["round"], "series": r["series"], "error": r["error"]})
             continue
-        s = r["summary"]
-        wall = r["wall_usec"] / 1e6
-        cmd = (s.get("cmd_usec") or 0) / 1e6
-        runs = s["runs"]
-        out["sweeps"].append({
-            "name": r["name"],
-            "status": r["status"],
-            "runs": runs,
-            "fired": s.get("fired"),
-            "stopped": s.get("stopped"),
-            "problems": s.get("problems"),
-            "wall_s": wall,
-            "runs_per_s": runs / wall if wall else None,
-            "ms_per_run": 1000 * wall / runs if runs else None,
-            "cmd_share": cmd / wall if wall else None,
-            "outside_cmd_share": 1 - cmd / wall if wall else None,
-            "outside_cmd_ms_per_run": 1000 * (wall - cmd) / runs if runs else None,
-        })
+        v = sample_value(r)
+        if v is not None:
+            rounds.setdefault(r["round"], {}).setdefault(r["series"], []).append(v)
+    return rounds, errors
+
+
+def phases_summary(recs, key, series):
+    """Median of each phase (ms) over the samples of SERIES that carry the
+    arm's phases from the daemon's debug log."""
+    ph = [r["phases"] for r in recs if r.get("kind") == "sample" and r.get("target") == key
+          and r.get("series") == series and r.get("round", 0) >= 1 and r.get("phases")]
+    if not ph:
+        return None
+    out = {"arms": len(ph)}
+    for k in ("total_ms", "load_ms", "verify_ms", "attach_ms", "tag_ms", "verified_insns"):
+        vals = [p[k] for p in ph if k in p]
+        if vals:
+            out[k] = statistics.median(vals)
+    tasks = [r["last_arm"]["tag_tasks"] for r in recs if r.get("kind") == "sample" and r.get("target") == key
+             and r.get("series") == series and r.get("round", 0) >= 1
+             and isinstance(r.get("last_arm"), dict) and "tag_tasks" in r["last_arm"]]
+    if tasks:
+        out["tag_tasks"] = statistics.median(tasks)
+    backends = sorted({p["backend"] for p in ph if p.get("backend")})
+    if backends:
+        out["backend"] = backends
     return out
 
 
-# ---------------------------------------------------------------- footprint
-
-def footprint_results(recs):
-    out = {"states": {}}
-    for r in recs:
-        if r.get("kind") == "footprint":
-            secs = r["window_usec"] / 1e6
-            st = {
-                "rss_kib": r["rss_kb"],
-                "hwm_kib": r["hwm_kb"],
-                "cpu_percent": 100 * r["cpu_ticks"] / r["clk_tck"] / secs if secs else None,
-                "window_s": secs,
-            }
-            if "cycles" in r:
-                st["cycles"] = r["cycles"]
-                st["cycles_per_s"] = {k: v / secs for k, v in r["cycles"].items()}
-            out["states"][r["state"]] = st
-        elif r.get("kind") == "footprint-arm":
-            out["arm_100"] = {"armed": r["armed"], "s": r["usec"] / 1e6,
-                              "per_s": r["armed"] / (r["usec"] / 1e6) if r["usec"] else None}
-    idle = out["states"].get("idle", {}).get("rss_kib")
-    for st in out["states"].values():
-        st["x_idle_rss"] = ratio(st["rss_kib"], idle)
+def engine_delta(before, after):
+    """Mean phases per arm (ms) between two GetCapabilities .engine snapshots."""
+    if not before or not after:
+        return None
+    arms = after.get("arms", 0) - before.get("arms", 0)
+    if arms <= 0:
+        return {"arms": 0}
+    out = {"arms": arms}
+    a, b = after.get("arm_total", {}), before.get("arm_total", {})
+    for k in ("total_usec", "load_usec", "verify_usec", "attach_usec", "tag_usec"):
+        if k in a and k in b:
+            out[k.replace("_usec", "_ms")] = (a[k] - b[k]) / arms / 1000
+    for k in ("programs_loaded", "programs_reattached"):
+        if k in after and k in before:
+            out[k] = after[k] - before[k]
     return out
+
+
+def verdict(op, bound, iv, med):
+    if iv is None:
+        return "inconclusive"
+    lo, hi = iv[0], iv[1]
+    if op == "<=":
+        return "met" if hi <= bound else ("missed" if lo > bound else "inconclusive")
+    return "met" if lo >= bound else ("missed" if hi < bound else "inconclusive")
+
+
+def phase_text(p):
+    if not p:
+        return ""
+    parts = []
+    for k, name in (("load_ms", "load"), ("verify_ms", "verify"), ("attach_ms", "attach"), ("tag_ms", "tag")):
+        if p.get(k):
+            parts.append(f"{name} {p[k]:.1f} ms")
+    s = ", ".join(parts) or "no load, verify, attach or tag"
+    if p.get("verified_insns"):
+        s += f" ({p['verified_insns']:.0f} instructions verified)"
+    if p.get("tag_tasks") is not None:
+        s += f" ({p['tag_tasks']:.0f} tasks visited by tagging)"
+    if p.get("total_ms") is not None:
+        s += f"; the engine's whole arm {p['total_ms']:.1f} ms"
+    if p.get("backend"):
+        s += f" [{','.join(p['backend'])}]"
+    return s
+
+
+def evaluate(recs, t):
+    rounds, errors = by_round(recs, t["key"])
+    ratios, num_vals, den_vals, used, nones = [], [], [], [], []
+    for rnd in sorted(rounds):
+        s = rounds[rnd]
+        if t["num"] not in s or t["den"] not in s:
+            continue
+        num, den = statistics.median(s[t["num"]]), statistics.median(s[t["den"]])
+        if t.get("hot"):
+            if "none" not in s:
+                continue
+            none = statistics.median(s["none"])
+            nones.append(none)
+            num, den = num - none, den - none
+            if den <= 0:
+                continue
+        if not den:
+            continue
+        ratios.append(num / den)
+        num_vals.append(num)
+        den_vals.append(den)
+        used.append(rnd)
+    row = {
+        "target": t["id"], "name": t["name"], "wording": t["wording"], "measured": t["measured"],
+        "baseline": t["baseline"], "bound": t["bound"], "op": t["op"],
+        "rounds": len(ratios), "rounds_failed": sorted({e["round"] for e in errors} - set(used)),
+        "median_ratio": statistics.median(ratios) if ratios else None,
+        "interval_95": None, "interval_coverage": None,
+        "ratios": ratios,
+        # The medians of each side over the rounds used (an overhead over
+        # the no-program samples for the hot path), in unit.
+        "numerator": {"series": t["num"], "unit": t["unit"], "overhead": bool(t.get("hot")),
+                      "median": statistics.median(num_vals) if num_vals else None},
+        "denominator": {"series": t["den"], "unit": t["unit"], "overhead": bool(t.get("hot")),
+                        "median": statistics.median(den_vals) if den_vals else None},
+        "errors": errors[:10],
+    }
+    if nones:
+        row["median_no_program_ns"] = statistics.median(nones)
+    iv = median_interval(ratios) if ratios else None
+    if iv:
+        row["interval_95"] = [iv[0], iv[1]]
+        row["interval_coverage"] = iv[2]
+    row["verdict"] = verdict(t["op"], t["bound"], iv, row["median_ratio"]) if ratios else "not measured"
+    # Where the time went: the daemon's phases for the arms measured.
+    ph_num, ph_den = phases_summary(recs, t["key"], t["num"]), phases_summary(recs, t["key"], t["den"])
+    if ph_num:
+        row["phases_" + t["num"]] = ph_num
+    if ph_den:
+        row["phases_" + t["den"]] = ph_den
+    if t["key"] == "t8":
+        deltas = {}
+        for s in ("cold", "warm"):
+            ds = [engine_delta(r.get("engine_before"), r.get("engine_after")) for r in recs
+                  if r.get("kind") == "sample" and r.get("target") == "t8" and r.get("series") == s and "value" in r]
+            ds = [d for d in ds if d and d.get("arms")]
+            if ds:
+                deltas[s] = {k: statistics.median([d[k] for d in ds if k in d]) for k in ds[0]}
+        row["phases_per_arm"] = deltas
+        runs = {s: sum(r["summary"]["runs"] for r in recs if r.get("kind") == "sample" and r.get("target") == "t8"
+                       and r.get("series") == s and "summary" in r) for s in ("cold", "warm")}
+        wall = {s: sum(r["wall_ms"] for r in recs if r.get("kind") == "sample" and r.get("target") == "t8"
+                       and r.get("series") == s and "wall_ms" in r) for s in ("cold", "warm")}
+        row["runs"] = runs
+        row["runs_per_minute"] = {s: 60000 * runs[s] / wall[s] if wall[s] else None for s in runs}
+    row["reason"] = reason(t, row)
+    return row
+
+
+def reason(t, row):
+    """What the measurements say about where the time goes."""
+    u = t["unit"]
+    num, den = row["numerator"]["median"], row["denominator"]["median"]
+    if num is None or den is None:
+        return "not measured"
+    what = "overhead " if t.get("hot") else ""
+    s = f"median {what}{t['num']} {num:.1f} {u} against {t['den']} {den:.1f} {u}"
+    if row.get("median_no_program_ns"):
+        s += f" (getppid() itself: {row['median_no_program_ns']:.0f} ns)"
+    for side in (t["num"], t["den"]):
+        p = row.get("phases_" + side)
+        if p:
+            s += f"; {side}'s arm in the daemon (median): {phase_text(p)}"
+    if t["key"] == "t8":
+        for side, p in row.get("phases_per_arm", {}).items():
+            s += f"; {side} chunks, per arm (mean): {phase_text(p)}"
+            if p.get("programs_loaded") is not None:
+                s += f", {p['programs_loaded']:.0f} programs loaded and {p.get('programs_reattached', 0):.0f} re-attached a chunk"
+        rpm = row.get("runs_per_minute", {})
+        if rpm.get("cold") and rpm.get("warm"):
+            s += f"; {rpm['cold']:.0f} runs per minute cold, {rpm['warm']:.0f} warm"
+    return s
+
+
+REQUESTS_PER_RUN = 4
+
+
+def clients_row(recs):
+    c = next((r for r in recs if r.get("kind") == "clients"), None)
+    row = {"target": "9", "name": "concurrent injectctl run clients",
+           "wording": "1,000 concurrent injectctl run clients (or the documented maximum, if lower and explained): "
+                      "all served, none lost; daemon CPU time per request reported.",
+           "measured": "clients started at once by alice's shell, each `injectctl --varlink run --fail "
+                       "__do_sys_getppid:EPERM -- first-fault --hold ...`; released once all are armed; served = "
+                       "the command saw its fault and the client exited 0",
+           "baseline": "none (a count: every client served)", "op": "==", "bound": None}
+    if not c:
+        row.update(verdict="not measured", reason="not measured")
+        return row
+    if "error" in c and "served" not in c:
+        row.update(verdict="not measured", reason=c["error"])
+        return row
+    n = c["clients"]
+    cpu_s = c["daemon_cpu_ticks"] / c["clk_tck"]
+    row.update({
+        "clients": n, "ready": c["ready"], "served": c["served"], "failed": c["failed"],
+        "not_armed": c.get("not_armed", 0), "lost": c["lost"],
+        "stuck": next((r for r in recs if r.get("kind") == "clients-stuck"), None),
+        "bound": n, "rounds": 1, "median_ratio": c["served"] / n if n else None,
+        "interval_95": None,
+        "daemon_cpu_s": cpu_s, "daemon_cpu_ms_per_client": 1000 * cpu_s / n if n else None,
+        # A --varlink run makes 4 requests (src/client/cmd-run.c): Inject,
+        # Watch (its event stream, a second connection), ListInjections
+        # for the final counters, Cancel.
+        "requests_per_client": REQUESTS_PER_RUN,
+        "daemon_cpu_ms_per_request": 1000 * cpu_s / n / REQUESTS_PER_RUN if n else None,
+        "arm_all_s": c["arm_all_ms"] / 1000, "total_s": c["total_ms"] / 1000,
+        "daemon_rss_kib": c.get("daemon_rss_kib"), "daemon_hwm_kib": c.get("daemon_hwm_kib"),
+        "min_mem_available_kib": c.get("min_mem_available_kib"), "mem_total_kib": c.get("mem_total_kib"),
+        "phases_per_arm": engine_delta(c.get("engine_before"), c.get("engine_after")),
+        "client_errors": c.get("client_errors"),
+    })
+    row["verdict"] = "met" if c["served"] == n else "missed"
+    row["reason"] = (f"{c['served']} of {n} served, {c['failed']} failed, {row['not_armed']} never armed, "
+                     f"{c['lost']} lost; "
+                     f"{c['ready']} armed and ready within {row['arm_all_s']:.0f} s; daemon CPU {cpu_s:.1f} s "
+                     f"({row['daemon_cpu_ms_per_client']:.1f} ms per client, {row['daemon_cpu_ms_per_request']:.1f} ms "
+                     f"per request: Inject, Watch, ListInjections, Cancel); per arm: "
+                     f"{phase_text(row['phases_per_arm'])}")
+    if c.get("client_errors"):
+        row["reason"] += f"; client errors: {c['client_errors'][:300]}"
+    st = row["stuck"]
+    if st:
+        row["reason"] += (f"; when arms stopped at {st['ready']}: daemon state {st.get('daemon_state')} "
+                          f"({st.get('wchan')}), {st.get('daemon_fds')} descriptors, "
+                          f"{st.get('alice_injectctl')} clients alive, {st.get('mem_available_kib', 0) // 1024} MiB "
+                          f"available")
+    return row
 
 
 # ---------------------------------------------------------------- printing
@@ -309,98 +394,64 @@ class Table:
         if self.md:
             print(f"\n**{self.title}**\n")
             print("| " + " | ".join(self.header) + " |")
-            print("|" + "|".join("---" if i == 0 else "--:" for i in range(len(self.header))) + "|")
+            print("|" + "|".join("---" for _ in self.header) + "|")
             for r in self.rows:
                 print("| " + " | ".join(r) + " |")
             return
         print(f"\n{self.title}")
         w = [max(len(x) for x in col) for col in zip(self.header, *self.rows)]
         for n, r in enumerate([self.header] + self.rows):
-            print("  " + "  ".join(c.ljust(w[i]) if i == 0 else c.rjust(w[i]) for i, c in enumerate(r)).rstrip())
+            print("  " + "  ".join(c.ljust(w[i]) for i, c in enumerate(r)).rstrip())
             if n == 0:
                 print("  " + "  ".join("-" * x for x in w))
 
 
+def fmt(v, spec=".2f", suffix=""):
+    return "-" if v is None else f"{v:{spec}}{suffix}"
+
+
 def print_all(res, md):
-    arm, hot, sweep, fp = res["arm"], res["hot"], res["sweep"], res["footprint"]
-
-    t = Table("Arm latency: request to first injected fault (median; ms under TCG emulation)",
-              ["tool", "runs", "median ms", "min", "max", "x injectctl D-Bus", "backend", "errno"], md)
-    for key, label, against in ARM_TOOLS:
-        o = arm["tools"][key]
-        if not o["n"] and not o["errors"]:
+    t = Table("Targets (paired per-round ratios; median and distribution-free 95% interval)",
+              ["#", "target", "rounds", "median", "95% interval", "bound", "verdict"], md)
+    for r in res["targets"]:
+        if r["target"] == "9":
+            t.add("9", r["name"], 1, f"{r.get('served', '-')}/{r.get('clients', '-')} served", "-",
+                  "all served", r["verdict"])
             continue
-        x = fmt(o["x_injectctl_dbus"], ".2f", "x")
-        if against and o.get("x_" + against.replace("-", "_")) is not None:
-            x += f" ({o['x_' + against.replace('-', '_')]:.1f}x vs {against})"
-        t.add(label, o["n"] if not o["errors"] else f"{o['n']} ({len(o['errors'])} failed)",
-              fmt(o["median_ms"], ".0f"), fmt(o["min_ms"], ".0f"), fmt(o["max_ms"], ".0f"), x,
-              ",".join(o["backend"]) or "-", ",".join(o["errno"]) or "-")
+        iv = r["interval_95"]
+        ivs = f"{iv[0]:.2f} - {iv[1]:.2f}" if iv else "(too few rounds)"
+        failed = f" ({len(r['rounds_failed'])} failed)" if r["rounds_failed"] else ""
+        t.add(r["target"], r["name"], f"{r['rounds']}{failed}", fmt(r["median_ratio"], ".2f", "x"), ivs,
+              f"{r['op']} {r['bound']:g}x", r["verdict"])
     t.print()
 
-    t = Table(f"Hot path: getppid() from a process outside every scope ({hot.get('function') or '__do_sys_getppid'}; "
-              "5th percentile of 1 ms rounds, against adjacent no-program runs; ns under TCG emulation)",
-              ["configuration", "samples", "ancestry", "ns/call", "x none", "x none (control)", "overhead ns",
-               "x floor overhead", "floor"], md)
-    for key, label, floor in HOT_CONFIGS:
-        o = hot["configs"][key]
-        if not o["samples"] and not o["errors"]:
-            continue
-        t.add(label if not o["errors"] else f"{label} ({len(o['errors'])} failed)",
-              o["samples"], fmt(o["ancestry"], ".0f"), fmt(o["ns"], ".0f"), fmt(o["x_none"], ".2f", "x"), fmt(o["x_none_control"], ".2f", "x"),
-              fmt(o["overhead_ns"], ".0f"), fmt(o.get("x_floor_overhead"), ".2f", "x"), floor or "-")
-    for b, v in hot.get("ns_per_ancestor", {}).items():
-        t.add(f"(injectd {b}: each process between caller and PID 1)", "", "", "", "", "", fmt(v, ".0f"), "", "")
-    t.print()
+    fails = [(r["target"], e) for r in res["targets"] for e in r.get("errors", [])]
+    if fails:
+        t = Table("Samples that could not be taken (their rounds are left out)", ["#", "round", "side", "why"], md)
+        for tid, e in fails:
+            t.add(tid, e["round"], e["series"], e["error"][:200])
+        t.print()
 
-    t = Table("Sweep throughput: injectctl sweep --fail should_failslab,caller=__x64_sys_eventfd2 -- sweep-target 3",
-              ["sweep", "runs", "runs/s", "ms/run", "outside CMD", "outside CMD ms/run"], md)
-    for s in sweep["sweeps"]:
-        if "error" in s:
-            t.add(s["name"], s["error"], "", "", "", "")
-            continue
-        t.add(s["name"], s["runs"], fmt(s["runs_per_s"], ".2f"), fmt(s["ms_per_run"], ".0f"),
-              fmt(100 * s["outside_cmd_share"] if s["outside_cmd_share"] is not None else None, ".0f", "%"),
-              fmt(s["outside_cmd_ms_per_run"], ".0f"))
-    if sweep["fixture_alone_ms"] is not None:
-        t.add("(sweep-target 3 alone, ms)", "", "", fmt(sweep["fixture_alone_ms"], ".0f"), "", "")
-    t.print()
-
-    t = Table("Daemon footprint: injectd (RSS; CPU of one CPU, under TCG emulation)",
-              ["state", "RSS MiB", "x idle", "peak RSS MiB", "CPU %", "client cycles/s"], md)
-    for name, st in fp["states"].items():
-        cyc = st.get("cycles_per_s")
-        t.add(name, fmt(st["rss_kib"] / 1024, ".1f"), fmt(st["x_idle_rss"], ".2f", "x"),
-              fmt(st["hwm_kib"] / 1024, ".1f"), fmt(st["cpu_percent"], ".1f"),
-              ", ".join(f"{k} {v:.2f}" for k, v in cyc.items()) if cyc else "-")
-    if fp.get("arm_100"):
-        a = fp["arm_100"]
-        t.add(f"(arming {a['armed']} through one Varlink connection: {a['per_s']:.0f}/s)", "", "", "", "", "")
-    t.print()
-
-    t = Table("Targets (ratios from this run)", ["target", "ratio", "need", "met"], md)
-    for g in res["targets"]:
-        cmp = ">=" if "20x" in g["target"] else ("<" if "less than" in g["target"] else "<=")
-        t.add(g["target"], fmt(g["ratio"], ".2f", "x"), f"{cmp} {g['need']:g}x",
-              "-" if g["met"] is None else ("yes" if g["met"] else "NO"))
+    t = Table("Where the time goes (medians over the rounds; absolute times under TCG emulation)",
+              ["#", "measured", "reason"], md)
+    for r in res["targets"]:
+        t.add(r["target"], r["name"], r.get("reason", "-"))
     t.print()
 
 
 def compact(rec):
-    """A raw record for results.json: a hot-path sample keeps the summary of
-    its rounds, not every round (bench/run --raw keeps those)."""
+    """A raw record for results.json: hot-path and fork samples keep the
+    summary of their rounds (bench/run --raw keeps every round)."""
     res = rec.get("result")
-    if rec.get("kind") != "hot" or not res:
+    if rec.get("kind") != "sample" or not res:
         return rec
     out = dict(rec)
-    out["result"] = {
-        "calls_per_round": res.get("calls_per_round"),
-        "rounds": len(res["ns_per_call"]),
-        "p5_ns": fast(res["ns_per_call"]),
-        "median_ns": statistics.median(res["ns_per_call"]),
-        "control_p5_ns": fast(res["control_ns_per_call"]) if res.get("control_ns_per_call") else None,
-        "ancestry": res.get("ancestry"),
-    }
+    if "ns_per_call" in res:
+        out["result"] = {"rounds": len(res["ns_per_call"]), "p5_ns": fast(res["ns_per_call"]),
+                         "median_ns": statistics.median(res["ns_per_call"]),
+                         "ancestry": res.get("ancestry")}
+    elif "us_per_fork" in res:
+        out["result"] = {"rounds": len(res["us_per_fork"]), "median_us": statistics.median(res["us_per_fork"])}
     return out
 
 
@@ -420,28 +471,36 @@ def main():
             host = json.load(f)
     res = {
         "note": "Absolute times are under TCG emulation (QEMU without KVM) on a shared 2-core host; "
-                "compare the ratios, which are taken within this one run.",
+                "compare the ratios, each taken within one round of this one run.",
+        "method": "Each target is a ratio per round of the thing to its baseline, measured back to back in "
+                  "that round (order alternating). The figure is the median of the rounds' ratios; the interval "
+                  "is the distribution-free order-statistic interval for that median (coverage >= 95%, given "
+                  "as interval_coverage). met: the whole interval clears the bound; missed: the whole interval "
+                  "is on the wrong side; inconclusive otherwise.",
         "meta": meta,
         "host": host,
-        "arm": arm_results(recs),
-        "hot": hot_results(recs),
-        "sweep": sweep_results(recs),
-        "footprint": footprint_results(recs),
+        "targets": [evaluate(recs, t) for t in TARGETS] + [clients_row(recs)],
+        "hot_setup": next((r for r in recs if r.get("kind") == "hot-setup"), None),
+        "threads": [r for r in recs if r.get("kind") == "threads"],
+        "stalls": [r for r in recs if r.get("kind") == "daemon-stall"],
+        "groups_failed": [r for r in recs if r.get("kind") == "group-failed"],
         "daemon_log": [r["line"] for r in recs if r.get("kind") == "daemon-log"],
     }
-    res["hot"]["function"] = meta.get("hot_function")
-    res["targets"] = arm_targets(res["arm"]) + hot_targets(res["hot"])
-    res["raw"] = [compact(r) for r in recs]
+    res["raw"] = [compact(r) for r in recs if r.get("kind") not in ("meta", "daemon-log")]
 
     if not a.markdown:
-        print(f"injectd benchmarks, kernel {meta.get('kernel', '?')}, {meta.get('vcpus', '?')} vCPUs, "
-              f"{meta.get('bpftrace', '?')}, BCC {meta.get('bcc', '?')}. "
-              "Absolute figures are under TCG emulation; the ratios compare within this run.")
+        loads = host.get("host_load_1min_each_minute") or []
+        during = f", {min(loads):.1f} to {max(loads):.1f} during the run" if loads else ""
+        print(f"injectd benchmarks (issue 15), kernel {meta.get('kernel', '?')}, {meta.get('vcpus', '?')} vCPUs, "
+              f"{meta.get('bpftrace', '?')}; host load average {host.get('host_loadavg_before', '?')} at the start, "
+              f"{host.get('host_loadavg_after', '?')} at the end{during}; {host.get('started', '?')} to "
+              f"{host.get('ended', '?')}. Ratios compare within each round.")
     print_all(res, a.markdown)
-    for c in res["hot"]["checks"]:
-        if c.get("check") != "EPERM" or c.get("calls_seen") != 1:
-            print(f"\nwarning: {c['config']} pass {c['pass']}: the in-scope check saw {c.get('check')!r} and "
-                  f"calls_seen {c.get('calls_seen')} (expected EPERM and 1)", file=sys.stderr)
+    for g in res["groups_failed"]:
+        print(f"\nwarning: group {g['group']} stopped part-way (status {g['status']})", file=sys.stderr)
+    for s in res["stalls"]:
+        print(f"\nwarning: the daemon did not answer {s.get('who')} within the timeout: {s.get('wchan')}",
+              file=sys.stderr)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(res, f, indent=1)
