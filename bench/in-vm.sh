@@ -15,7 +15,7 @@
 #   --rounds N         paired rounds of every arm-latency target (default 15)
 #   --hot-rounds N     paired rounds of the hot path (default 12)
 #   --list-rounds N    paired rounds of ListInjections 256 against 1 and of
-#                      fork+exit (default 10)
+#                      fork+exit (default 8)
 #   --threads N        idle threads of target 4 (default 10000)
 #   --sweep-steps N    steps of each sweep (default 1000)
 #   --sweep-chunk N    steps per paired round of the sweep (default 100)
@@ -1006,8 +1006,9 @@ bench_sweep() {
 # daemon's CPU time (utime + stime) over the whole is divided by the
 # clients.
 clk_tck=$(getconf CLK_TCK)
-daemon_ticks() { local s f; s=$(<"/proc/$INJECTD_PID/stat"); s=${s##*) }; read -ra f <<<"$s"; echo $((f[11] + f[12])); }
-daemon_rss() { awk '/^VmRSS/ {r=$2} /^VmHWM/ {h=$2} END {print r, h}' "/proc/$INJECTD_PID/status"; }
+# Empty when the daemon is gone.
+daemon_ticks() { local s f; s=$(<"/proc/$INJECTD_PID/stat") || return 0; s=${s##*) }; read -ra f <<<"$s"; echo $((f[11] + f[12])); }
+daemon_rss() { awk '/^VmRSS/ {r=$2} /^VmHWM/ {h=$2} END {print r, h}' "/proc/$INJECTD_PID/status" 2>/dev/null; }
 mem_avail() { awk '/MemAvailable/ {print $2}' /proc/meminfo; }
 # What the machine and the daemon were doing when arms stopped coming.
 clients_stuck() { # N READY
@@ -1096,8 +1097,11 @@ bench_clients() {
     # What the clients said other than run's summary (its header and row).
     reasons=$(cat "$d"/c.*.err 2>/dev/null | grep -vE "^ *$|^FUNCTION +MATCHED|^$HOT_FN " | sed 's/[0-9a-f]\{16\}/ID/g; s/[0-9]\+/N/g' | sort | uniq -c | sort -rn | head -8) || true
     read -r rss hwm <<<"$(daemon_rss)"
-    emit "{\"kind\":\"clients\",\"clients\":$n,\"ready\":$ready,\"served\":$served,\"failed\":$failed,\"not_armed\":$not_armed,\"lost\":$lost,\"arm_all_ms\":$((tarm / 1000)),\"release_ms\":$((trel / 1000)),\"total_ms\":$((tdone / 1000)),\"daemon_cpu_ticks\":$((ticks1 - ticks0)),\"clk_tck\":$clk_tck,\"daemon_rss_kib\":$rss,\"daemon_hwm_kib\":$hwm,\"min_mem_available_kib\":$minmem,\"mem_total_kib\":$(awk '/MemTotal/ {print $2}' /proc/meminfo),\"engine_before\":$e0,\"engine_after\":$e1,\"client_errors\":$(jstr "$reasons")}"
-    log "t9: $served served, $failed failed, $not_armed never armed, $lost lost of $n; daemon CPU $((ticks1 - ticks0)) ticks"
+    local cpu=null gone=false
+    [[ -n $ticks1 ]] && cpu=$((ticks1 - ticks0))
+    kill -0 "$INJECTD_PID" 2>/dev/null || { gone=true; log "t9: injectd is gone"; }
+    emit "{\"kind\":\"clients\",\"clients\":$n,\"ready\":$ready,\"served\":$served,\"failed\":$failed,\"not_armed\":$not_armed,\"lost\":$lost,\"arm_all_ms\":$((tarm / 1000)),\"release_ms\":$((trel / 1000)),\"total_ms\":$((tdone / 1000)),\"daemon_cpu_ticks\":$cpu,\"clk_tck\":$clk_tck,\"daemon_rss_kib\":${rss:-null},\"daemon_hwm_kib\":${hwm:-null},\"daemon_gone\":$gone,\"min_mem_available_kib\":$minmem,\"mem_total_kib\":$(awk '/MemTotal/ {print $2}' /proc/meminfo),\"engine_before\":$e0,\"engine_after\":$e1,\"client_errors\":$(jstr "$reasons")}"
+    log "t9: $served served, $failed failed, $not_armed never armed, $lost lost of $n; daemon CPU $cpu ticks"
     rm -f "$d"/c.*
 }
 

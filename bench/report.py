@@ -344,19 +344,21 @@ def clients_row(recs):
         row.update(verdict="not measured", reason=c["error"])
         return row
     n = c["clients"]
-    cpu_s = c["daemon_cpu_ticks"] / c["clk_tck"]
+    # None: the daemon was gone when the run ended (no /proc/PID/stat).
+    cpu_s = c["daemon_cpu_ticks"] / c["clk_tck"] if c.get("daemon_cpu_ticks") is not None else None
     row.update({
         "clients": n, "ready": c["ready"], "served": c["served"], "failed": c["failed"],
         "not_armed": c.get("not_armed", 0), "lost": c["lost"],
         "stuck": next((r for r in recs if r.get("kind") == "clients-stuck"), None),
         "bound": n, "rounds": 1, "median_ratio": c["served"] / n if n else None,
         "interval_95": None,
-        "daemon_cpu_s": cpu_s, "daemon_cpu_ms_per_client": 1000 * cpu_s / n if n else None,
+        "daemon_gone": bool(c.get("daemon_gone")),
+        "daemon_cpu_s": cpu_s, "daemon_cpu_ms_per_client": 1000 * cpu_s / n if n and cpu_s is not None else None,
         # A --varlink run makes 4 requests (src/client/cmd-run.c): Inject,
         # Watch (its event stream, a second connection), ListInjections
         # for the final counters, Cancel.
         "requests_per_client": REQUESTS_PER_RUN,
-        "daemon_cpu_ms_per_request": 1000 * cpu_s / n / REQUESTS_PER_RUN if n else None,
+        "daemon_cpu_ms_per_request": 1000 * cpu_s / n / REQUESTS_PER_RUN if n and cpu_s is not None else None,
         "arm_all_s": c["arm_all_ms"] / 1000, "total_s": c["total_ms"] / 1000,
         "daemon_rss_kib": c.get("daemon_rss_kib"), "daemon_hwm_kib": c.get("daemon_hwm_kib"),
         "min_mem_available_kib": c.get("min_mem_available_kib"), "mem_total_kib": c.get("mem_total_kib"),
@@ -364,12 +366,12 @@ def clients_row(recs):
         "client_errors": c.get("client_errors"),
     })
     row["verdict"] = "met" if c["served"] == n else "missed"
+    cpu = (f"daemon CPU {cpu_s:.1f} s ({row['daemon_cpu_ms_per_client']:.1f} ms per client, "
+           f"{row['daemon_cpu_ms_per_request']:.1f} ms per request: Inject, Watch, ListInjections, Cancel)"
+           if cpu_s is not None else "daemon CPU not known: the daemon was gone at the end")
     row["reason"] = (f"{c['served']} of {n} served, {c['failed']} failed, {row['not_armed']} never armed, "
-                     f"{c['lost']} lost; "
-                     f"{c['ready']} armed and ready within {row['arm_all_s']:.0f} s; daemon CPU {cpu_s:.1f} s "
-                     f"({row['daemon_cpu_ms_per_client']:.1f} ms per client, {row['daemon_cpu_ms_per_request']:.1f} ms "
-                     f"per request: Inject, Watch, ListInjections, Cancel); per arm: "
-                     f"{phase_text(row['phases_per_arm'])}")
+                     f"{c['lost']} lost; {c['ready']} armed and ready within {row['arm_all_s']:.0f} s; {cpu}; "
+                     f"per arm: {phase_text(row['phases_per_arm'])}")
     if c.get("client_errors"):
         row["reason"] += f"; client errors: {c['client_errors'][:300]}"
     st = row["stuck"]
