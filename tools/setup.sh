@@ -32,6 +32,8 @@ packages=(
     qemu-system-x86 btrfs-progs e2fsprogs dbus polkitd pkexec socat util-linux
     systemd libcap2-bin
     procps iproute2 iputils-ping kmod jq python3 libglib2.0-bin
+    # the Python client's pytest plugin, run in the VM (vm-python-client)
+    python3-pytest
     # the static shell of the image that holds nothing else (vm-client-static)
     busybox-static
     # the real container runtimes of vm-containers (tests/vm/lib-containers.sh):
