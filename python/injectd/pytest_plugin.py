@@ -25,6 +25,17 @@ from .errors import DaemonUnreachable, Forbidden, Unsupported
 from .support import check_support
 
 
+def _skip(reason: str) -> None:
+    """Skips the test, reported at the test's own line rather than at this
+    plugin's (as @pytest.mark.skip is): the argument exists since pytest
+    7.0; older ones get the plain skip."""
+    try:
+        exc = pytest.skip.Exception(reason, _use_item_location=True)
+    except TypeError:
+        pytest.skip(reason)
+    raise exc
+
+
 class InjectdFixture:
     """What the ``injectd`` fixture gives a test."""
 
@@ -40,7 +51,7 @@ class InjectdFixture:
             try:
                 self._client = Client(self.path)
             except DaemonUnreachable as e:
-                pytest.skip(f"injectd: {e}")
+                _skip(f"injectd: {e}")
         return self._client
 
     @property
@@ -53,7 +64,7 @@ class InjectdFixture:
         fail function with error (or retval)."""
         support = check_support(self.client, function, error, retval, backend)
         if not support:
-            pytest.skip(f"injectd: {support.reason}")
+            _skip(f"injectd: {support.reason}")
 
     def fail(self, function: str, error: Union[str, int, None] = None, **kwargs) -> Fault:
         """Arms a fault for the calling process tree (as injectd.fail(),
@@ -64,7 +75,7 @@ class InjectdFixture:
         try:
             fault.arm()
         except (Unsupported, Forbidden) as e:
-            pytest.skip(f"injectd: {e.name.rsplit('.', 1)[-1]}: {e.message}")
+            _skip(f"injectd: {e.name.rsplit('.', 1)[-1]}: {e.message}")
         self.faults.append(fault)
         return fault
 

@@ -293,5 +293,32 @@ class TestSupport(unittest.TestCase):
                          "injectd cannot inject on this kernel: injection: tracing BPF refused")
 
 
+try:
+    import pytest  # noqa: F401
+except ImportError:
+    pytest = None
+
+
+@unittest.skipIf(pytest is None, "pytest is not installed (tools/setup.sh installs python3-pytest)")
+class TestFixture(unittest.TestCase):
+    def test_cancel_all_cancels_every_fault_and_raises_the_first_error(self):
+        from injectd.pytest_plugin import InjectdFixture
+
+        class FakeFault:
+            def __init__(self, error=None):
+                self.error, self.cancelled = error, False
+
+            def cancel(self):
+                self.cancelled = True
+                if self.error:
+                    raise self.error
+
+        fx = InjectdFixture(path="/nonexistent")
+        fx.faults = [FakeFault(errors.DaemonUnreachable("gone")), FakeFault(), FakeFault(KeyError("later"))]
+        with self.assertRaises(errors.DaemonUnreachable):
+            fx.cancel_all()
+        self.assertEqual([f.cancelled for f in fx.faults], [True, True, True])
+
+
 if __name__ == "__main__":
     unittest.main()
