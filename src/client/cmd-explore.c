@@ -46,8 +46,8 @@
 
 /* The injectable functions matching the globs that policy lets us fail,
  * each once, in *ret (borrowed from *ret_list, which holds them all). */
-static int choose_functions(Transport *t, char **globs, size_t n_globs, json_object **ret_list, const char ***ret,
-                            size_t *ret_n, size_t *ret_denied) {
+static int choose_functions(Transport *t, char **globs, size_t n_globs, bool lsm, json_object **ret_list,
+                            const char ***ret, size_t *ret_n, size_t *ret_denied) {
         _cleanup_json_ json_object *all = NULL;
         _cleanup_free_ const char **v = NULL;
         size_t n = 0, denied = 0;
@@ -61,10 +61,14 @@ static int choose_functions(Transport *t, char **globs, size_t n_globs, json_obj
                 return report_error(NULL, -ENOMEM, "Out of memory");
         for (size_t i = 0; i < json_object_array_length(all); i++) {
                 json_object *f = json_object_array_get_idx(all, i);
-                const char *name = NULL;
+                const char *name = NULL, *type = NULL;
                 bool allowed = false, match = n_globs == 0;
 
                 if (json_get_string(f, "name", &name) < 0 || json_object_object_get(f, "module"))
+                        continue;
+                /* LSM hooks only when asked: hundreds more functions,
+                 * which a command reaches on every file it opens. */
+                if (!lsm && json_get_string(f, "type", &type) >= 0 && strcmp(type, "LSM") == 0)
                         continue;
                 for (size_t g = 0; g < n_globs && !match; g++)
                         match = fnmatch(globs[g], name, 0) == 0;
@@ -465,6 +469,7 @@ enum {
         ARG_PER,
         ARG_HTML,
         ARG_RESUME,
+        ARG_LSM,
 };
 
 int cmd_explore(int argc, char **argv) {
@@ -476,6 +481,7 @@ int cmd_explore(int argc, char **argv) {
                 { "per",       required_argument, NULL, ARG_PER },
                 { "html",      required_argument, NULL, ARG_HTML },
                 { "resume",    required_argument, NULL, ARG_RESUME },
+                { "lsm",       no_argument,       NULL, ARG_LSM },
                 GLOBAL_OPTIONS
         };
         _cleanup_(transport_freep) Transport *t = NULL;
@@ -498,7 +504,7 @@ int cmd_explore(int argc, char **argv) {
         uint64_t max_runs = EXPLORE_MAX_RUNS_DEFAULT, timeout = EXPLORE_TIMEOUT_DEFAULT;
         size_t n_globs = 0, n_functions = 0, denied = 0;
         struct sigaction old_int, old_term;
-        bool per_call = false, tty, kmemleak;
+        bool per_call = false, lsm = false, tty, kmemleak;
         int c, r, ret = 0;
 
         globs = calloc((size_t) argc + 1, sizeof(*globs));
@@ -539,6 +545,9 @@ int cmd_explore(int argc, char **argv) {
                                 return usage_error("--html needs a file name");
                         html_path = optarg;
                         break;
+                case ARG_LSM:
+                        lsm = true;
+                        break;
                 case ARG_RESUME:
                         if (!*optarg)
                                 return usage_error("--resume needs the report file of an earlier explore");
@@ -570,12 +579,13 @@ int cmd_explore(int argc, char **argv) {
         if (!notes || !runs)
                 return report_error(NULL, -ENOMEM, "Out of memory");
 
-        r = choose_functions(t, globs, n_globs, &list, &functions, &n_functions, &denied);
+        r = choose_functions(t, globs, n_globs, lsm, &list, &functions, &n_functions, &denied);
         if (r != 0)
                 return r;
         if (n_functions == 0) {
-                fprintf(stderr, "injectctl: No injectable function %s%s lets you fail: nothing to explore.\n",
-                        n_globs ? "matching --functions that " : "that ", "the policy");
+                fprintf(stderr, "injectctl: No injectable function %s%s lets you fail: nothing to explore%s.\n",
+                        n_globs ? "matching --functions that " : "that ", "the policy",
+                        lsm ? "" : " (the LSM hooks are observed only with --lsm)");
                 return EXIT_REFUSED;
         }
 

@@ -35,7 +35,9 @@ static const char *type_error(json_object *functions, const char *name) {
                         continue;
                 (void) json_get_string(f, "type", &type);
                 /* TRUE and NULL functions fail with 1 and 0, which `run`
-                 * picks itself when no ERROR is given. */
+                 * picks itself when no ERROR is given; an LSM hook denies. */
+                if (type && strcmp(type, "LSM") == 0)
+                        return "EACCES";
                 return type && (strcmp(type, "TRUE") == 0 || strcmp(type, "NULL") == 0) ? NULL : "ENOMEM";
         }
         return "ENOMEM";

@@ -53,7 +53,7 @@ static void help(void) {
                "                              Run CMD once per matching call N = 0, 1, 2...,\n"
                "                              failing only call N+1, until a run no longer\n"
                "                              reaches it; report what each run did\n"
-               "  explore [--functions GLOB]... [--max-runs N] [--per stack|call]\n"
+               "  explore [--functions GLOB]... [--lsm] [--max-runs N] [--per stack|call]\n"
                "          [--timeout DUR] [--report FILE] [--html FILE] [--resume FILE]\n"
                "          -- CMD [ARG...]\n"
                "                              Find the injectable calls CMD makes, fail each\n"

@@ -154,8 +154,10 @@ static int choose_functions(Engine *e, EngineObserve *o, const char *const *func
                 const InjectableFunction *f = function_table_find(t, functions[i]);
                 const char *why = NULL;
 
-                if (!f || !f->listed)
-                        why = "not on the kernel's error-injection list";
+                /* What Inject serves: the listed functions, and the LSM
+                 * hooks (fmod_ret), which ftrace traces like any other. */
+                if (!f || (!f->listed && f->type != FUNC_TYPE_LSM))
+                        why = "not on the kernel's error-injection list, nor an LSM hook";
                 else if (f->module)
                         why = "in a module: only vmlinux functions are observed";
                 else if (filter && !name_set_has(&traceable, f->name))

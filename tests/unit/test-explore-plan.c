@@ -21,7 +21,7 @@ static const char *const reached_json =
         "  { \"function\": \"c\", \"calls\": 1 } ]";
 static const char *const list_json =
         "[ { \"name\": \"a\", \"type\": \"ERRNO\" }, { \"name\": \"b\", \"type\": \"TRUE\" }, "
-        "{ \"name\": \"c\", \"type\": \"ERRNO_NULL\" } ]";
+        "{ \"name\": \"c\", \"type\": \"LSM\" } ]";
 
 typedef struct Fake {
         const char *refuse;     /* the function injectd refuses */
@@ -65,6 +65,7 @@ static void test_build(void) {
         ASSERT_EQ_U64(p.v[5].call, 7);
         ASSERT_STREQ(p.v[0].error, "ENOMEM");
         ASSERT_TRUE(p.v[1].error == NULL);     /* TRUE: run picks 1 itself */
+        ASSERT_STREQ(p.v[2].error, "EACCES");   /* an LSM hook denies */
         ASSERT_EQ_U64(p.v[2].stack, 0);         /* no stack recorded: by call number */
         plan_done(&p);
 

@@ -97,6 +97,19 @@ assert_eq '["__do_sys_getegid"]' "$(jq -c '[.reached[].function]' /tmp/explore-a
 assert_eq '[]' "$(jq -c .refused /tmp/explore-alias.json)" "functions injectd refused"
 assert_eq '[true]' "$(jq -c '[.runs[].fired]' /tmp/explore-alias.json)" "the run failed getegid"
 
+# LSM hooks only when asked (--lsm): observed like the list's functions,
+# failed with EACCES through fmod_ret.
+log "--lsm: an LSM hook observed and failed"
+rc=0
+"$INJECTCTL" --varlink explore --lsm --functions 'security_file_open' --max-runs 1 --report /tmp/explore-lsm.json \
+    -- cat /etc/hostname >/dev/null 2>/tmp/explore-lsm.err || rc=$?
+cat /tmp/explore-lsm.err >&2
+assert_eq 0 "$rc" "explore --lsm's exit status"
+assert_eq '["security_file_open"]' "$(jq -c '[.reached[].function]' /tmp/explore-lsm.json)" "the hook reached"
+assert_eq '[true]' "$(jq -c '[.runs[].fired]' /tmp/explore-lsm.json)" "the run failed security_file_open"
+assert_fails_with "the LSM hooks are observed only with --lsm" \
+    "$INJECTCTL" --varlink explore --functions 'security_file_open' -- true
+
 # Killed outright mid-plan, then resumed: the report is saved after each
 # run, the runs made are not made again, and the kill leaves nothing
 # armed (the injection ends with injectctl's connection) and the run's
