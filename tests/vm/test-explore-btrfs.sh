@@ -67,12 +67,17 @@ log "reached: $(jq -c '[.reached[] | "\(.function) \(.calls)/\(.stacks | length)
 log "findings: $(jq -c '[.findings[] | {detector, title, function, call}]' $report)"
 
 # The machine is usable: nothing armed, nothing of the scenario's left.
+# (The daemon keeps its programs for reuse, --site-cache, until it stops:
+# no site pinned is what says nothing is armed.)
 assert_eq 0 "$(injections_left)" "injections left"
-check_clean
+pinned=$(_leftovers | grep '^pinned:' || true)
+[[ -z $pinned ]] || fail "sites left pinned: $pinned"
 if pgrep -f btrfs-scenario >/dev/null; then fail "the scenario's processes are left: $(pgrep -af btrfs-scenario)"; fi
 if grep -q explore-btrfs /proc/mounts; then fail "a mount is left: $(grep explore-btrfs /proc/mounts)"; fi
 if losetup -a | grep -q explore-btrfs; then fail "a loop device is left: $(losetup -a)"; fi
 # And the scenario still runs, nothing failed.
 assert_succeeds "$scenario"
 
+stop_injectd
+check_clean
 finish
