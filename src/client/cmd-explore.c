@@ -28,6 +28,7 @@
 #include "errno-name.h"
 #include "explore-findings.h"
 #include "explore-html.h"
+#include "explore-plan.h"
 #include "fault-run.h"
 #include "held-child.h"
 #include "injectctl.h"
@@ -43,39 +44,10 @@
 #define EXPLORE_FUNCTIONS_MAX 4096      /* the daemon's OBSERVE_FUNCTIONS_MAX */
 #define EXPLORE_REACHED_SHOWN 20        /* functions listed after discovery */
 
-typedef struct PlanItem {
-        const char *function;           /* borrowed from the discovery result */
-        const char *error;              /* NULL: the type's default value */
-        uint64_t call;                  /* after=call */
-        uint64_t stack;                 /* 1-based index of its stack; 0: by call number */
-        uint64_t n_stacks;
-} PlanItem;
-
-typedef struct Plan {
-        PlanItem *v;
-        size_t n;
-        size_t n_total;                 /* before --max-runs */
-} Plan;
-
-static const char *type_error(json_object *functions, const char *name) {
-        for (size_t i = 0; i < json_object_array_length(functions); i++) {
-                json_object *f = json_object_array_get_idx(functions, i);
-                const char *n = NULL, *type = NULL;
-
-                if (json_get_string(f, "name", &n) < 0 || strcmp(n, name) != 0)
-                        continue;
-                (void) json_get_string(f, "type", &type);
-                /* TRUE and NULL functions fail with 1 and 0, which `run`
-                 * picks itself when no ERROR is given. */
-                return type && (strcmp(type, "TRUE") == 0 || strcmp(type, "NULL") == 0) ? NULL : "ENOMEM";
-        }
-        return "ENOMEM";
-}
-
 /* The injectable functions matching the globs that policy lets us fail,
  * each once, in *ret (borrowed from *ret_list, which holds them all). */
-static int choose_functions(Transport *t, char **globs, size_t n_globs, json_object **ret_list, const char ***ret,
-                            size_t *ret_n, size_t *ret_denied) {
+static int choose_functions(Transport *t, char **globs, size_t n_globs, bool lsm, json_object **ret_list,
+                            const char ***ret, size_t *ret_n, size_t *ret_denied) {
         _cleanup_json_ json_object *all = NULL;
         _cleanup_free_ const char **v = NULL;
         size_t n = 0, denied = 0;
@@ -89,10 +61,14 @@ static int choose_functions(Transport *t, char **globs, size_t n_globs, json_obj
                 return report_error(NULL, -ENOMEM, "Out of memory");
         for (size_t i = 0; i < json_object_array_length(all); i++) {
                 json_object *f = json_object_array_get_idx(all, i);
-                const char *name = NULL;
+                const char *name = NULL, *type = NULL;
                 bool allowed = false, match = n_globs == 0;
 
                 if (json_get_string(f, "name", &name) < 0 || json_object_object_get(f, "module"))
+                        continue;
+                /* LSM hooks only when asked: hundreds more functions,
+                 * which a command reaches on every file it opens. */
+                if (!lsm && json_get_string(f, "type", &type) >= 0 && strcmp(type, "LSM") == 0)
                         continue;
                 for (size_t g = 0; g < n_globs && !match; g++)
                         match = fnmatch(globs[g], name, 0) == 0;
@@ -110,91 +86,6 @@ static int choose_functions(Transport *t, char **globs, size_t n_globs, json_obj
         *ret = TAKE_PTR(v);
         *ret_n = n;
         *ret_denied = denied;
-        return 0;
-}
-
-static void plan_done(Plan *p) {
-        free(p->v);
-        *p = (Plan) {};
-}
-
-static int plan_push(Plan *p, PlanItem item) {
-        PlanItem *v = realloc(p->v, (p->n + 1) * sizeof(*v));
-
-        if (!v)
-                return -ENOMEM;
-        p->v = v;
-        v[p->n++] = item;
-        return 0;
-}
-
-/* Round-robin across the functions reached: the i-th run of each before
- * the (i+1)-th of any, so that --max-runs cuts depth, not breadth. */
-/* Whether runs (the JSON runs of an earlier explore) failed this call. */
-static bool plan_done_before(json_object *runs, const char *function, uint64_t call) {
-        for (size_t i = 0; runs && i < json_object_array_length(runs); i++) {
-                json_object *r = json_object_array_get_idx(runs, i);
-                const char *f = NULL;
-                uint64_t c = UINT64_MAX;
-
-                (void) json_get_string(r, "function", &f);
-                (void) json_get_u64(r, "call", 0, UINT64_MAX, &c);
-                if (f && strcmp(f, function) == 0 && c == call)
-                        return true;
-        }
-        return false;
-}
-
-static int plan_build(json_object *reached, json_object *list, bool per_call, uint64_t max_runs, json_object *done,
-                      Plan *ret, size_t *ret_skipped) {
-        Plan p = {};
-        size_t n = json_object_array_length(reached);
-        bool more = true;
-        int r;
-
-        for (uint64_t depth = 0; more; depth++) {
-                more = false;
-                for (size_t i = 0; i < n; i++) {
-                        json_object *f = json_object_array_get_idx(reached, i), *stacks = NULL;
-                        const char *name = NULL;
-                        uint64_t calls = 0, first = depth;
-                        size_t n_stacks;
-
-                        (void) json_get_string(f, "function", &name);
-                        (void) json_get_u64(f, "calls", 0, UINT64_MAX, &calls);
-                        (void) json_get_array(f, "stacks", &stacks);
-                        n_stacks = stacks ? json_object_array_length(stacks) : 0;
-                        if (!name)
-                                continue;
-                        if (!per_call && n_stacks > 0) {
-                                if (depth >= n_stacks)
-                                        continue;
-                                (void) json_get_u64(json_object_array_get_idx(stacks, depth), "first_call", 0,
-                                                    UINT64_MAX, &first);
-                        } else if (depth >= calls)
-                                continue;
-                        more = true;
-                        if (plan_done_before(done, name, first)) {
-                                (*ret_skipped)++;
-                                continue;
-                        }
-                        p.n_total++;
-                        if (p.n >= max_runs)
-                                continue;
-                        r = plan_push(&p, (PlanItem) {
-                                        .function = name,
-                                        .error = type_error(list, name),
-                                        .call = first,
-                                        .stack = per_call || n_stacks == 0 ? 0 : depth + 1,
-                                        .n_stacks = n_stacks,
-                                });
-                        if (r < 0) {
-                                plan_done(&p);
-                                return r;
-                        }
-                }
-        }
-        *ret = p;
         return 0;
 }
 
@@ -447,6 +338,129 @@ static int resume_load(const char *path, char **cmd, size_t n_cmd, json_object *
         return 0;
 }
 
+/* What an explore has and writes: the report is made from it after the
+ * discovery, after each run, and at the end. */
+typedef struct Explore {
+        char **cmd;
+        size_t n_cmd;
+        const char **functions;
+        size_t n_functions, denied;
+        json_object *observing, *reached, *base, *notes, *runs;  /* borrowed */
+        Findings *findings;
+        Plan *plan;
+        bool per_call, tty, kmemleak;
+        uint64_t max_runs, timeout, started;
+        int kmsg_fd;
+        size_t n_before;                /* runs of the report resumed */
+        FaultRunner *runner;
+        const char *report_path;
+} Explore;
+
+static json_object *explore_report(const Explore *x, const char *stopped) {
+        json_object *report = NULL;
+
+        if (json_build_object(&report,
+                              JSON_PAIR_OBJECT("command", json_new_strv((const char *const *) x->cmd, x->n_cmd)),
+                              JSON_PAIR_OBJECT("functions_asked", json_new_strv(x->functions, x->n_functions)),
+                              JSON_PAIR_U64("functions_denied", x->denied),
+                              JSON_PAIR_REF("observing", x->observing),
+                              JSON_PAIR_REF("reached", x->reached),
+                              JSON_PAIR_REF("discovery_kernel_reports", x->base),
+                              JSON_PAIR_STRING("plan_per", x->per_call ? "call" : "stack"),
+                              JSON_PAIR_U64("plan_runs", x->plan->n),
+                              JSON_PAIR_U64("plan_left_out", x->plan->n_total - x->plan->n),
+                              JSON_PAIR_U64("plan_skipped", x->plan->n_skipped),
+                              JSON_PAIR_U64("max_runs", x->max_runs),
+                              JSON_PAIR_U64("timeout_usec", x->timeout),
+                              JSON_PAIR_BOOL("kernel_log_checked", x->kmsg_fd >= 0),
+                              JSON_PAIR_BOOL("kmemleak_checked", x->kmemleak),
+                              JSON_PAIR_REF("notes", x->notes),
+                              JSON_PAIR_STRING("stopped", stopped),
+                              JSON_PAIR_REF("refused", x->plan->refused),
+                              JSON_PAIR_OBJECT("findings", findings_json(x->findings)),
+                              JSON_PAIR_REF("runs", x->runs),
+                              JSON_BUILD_END) < 0)
+                return NULL;
+        return report;
+}
+
+/* The report so far, in --report's file (atomically: see
+ * write_json_report()), so that --resume can continue from it whatever
+ * ends injectctl. */
+static int explore_save(const Explore *x, const char *stopped) {
+        _cleanup_json_ json_object *report = NULL;
+
+        if (!x->report_path)
+                return 0;
+        report = explore_report(x, stopped);
+        if (!report)
+                return report_error(NULL, -ENOMEM, "Cannot build the report");
+        return write_json_report(x->report_path, report) < 0 ? EXIT_REFUSED : 0;
+}
+
+/* One run of the plan (PlanRunFn). */
+static int explore_run(const PlanItem *item, size_t i, void *userdata, json_object **ret_refusal) {
+        Explore *x = userdata;
+        _cleanup_(kernel_reports_done) KernelReports k = {};
+        _cleanup_(fail_spec_freep) FailSpec *spec = NULL;
+        _cleanup_free_ char *repro = NULL;
+        _cleanup_json_ json_object *run_reports = json_object_new_array();
+        uint64_t run_end, n = x->n_before + x->plan->n_made + 1;
+        size_t n_new = 0;
+        FaultRun run;
+        int r;
+
+        spec = calloc(1, sizeof(*spec));
+        repro = explore_reproducer(item->function, item->error, item->call, x->cmd);
+        if (!spec || !repro || !run_reports || !(spec->function = strdup(item->function)))
+                return report_error(NULL, -ENOMEM, "Out of memory");
+        if (item->error)
+                (void) errno_from_name(item->error, &spec->error);
+
+        /* What the kernel said before this run is not its doing. */
+        if (x->kmsg_fd >= 0)
+                (void) kmsg_drain_kernel(x->kmsg_fd, NULL, NULL);
+        if (x->kmemleak)
+                (void) kmemleak_clear();
+
+        progress(x->tty, i, x->plan->n, x->started);
+        r = fault_run_one(x->runner, spec, x->cmd, item->call, &run);
+        /* What CMD leaked, it allocated before it ended. */
+        run_end = now_usec(CLOCK_MONOTONIC);
+        progress(x->tty, SIZE_MAX, 0, 0);
+        if (r != 0 || fault_run_got_signal) {
+                /* Interrupted: the run is not recorded, and a resume makes it again. */
+                fault_run_clear(&run);
+                return r ?: 130;
+        }
+        if (run.refusal) {
+                fprintf(stderr, "explore: run %zu/%zu: %s: injectd cannot fail it (%s: %s): its runs are skipped.\n",
+                        i + 1, x->plan->n, item->function,
+                        json_object_get_string(json_object_object_get(run.refusal, "error")),
+                        json_object_get_string(json_object_object_get(run.refusal, "message")));
+                *ret_refusal = TAKE_PTR(run.refusal);
+                fault_run_clear(&run);
+                return explore_save(x, "running");
+        }
+        if (x->kmsg_fd >= 0 && (r = kernel_reports_read_kmsg(x->kmsg_fd, &k)) < 0)
+                fprintf(stderr, "explore: Cannot read the kernel log after run %zu: %s\n", i + 1, strerror(-r));
+        if (x->kmemleak && (r = kmemleak_collect(run_end, &k)) < 0)
+                fprintf(stderr, "explore: Cannot scan for leaks after run %zu: %s\n", i + 1, strerror(-r));
+        r = add_command_report(&run, item, &k);
+        if (r >= 0)
+                r = record_reports(x->findings, &k, 0, item, repro, run.stack, n, run_reports, &n_new);
+        if (r >= 0)
+                r = json_append(x->runs, run_json(&run, item, n, run_reports));
+        if (r < 0) {
+                fault_run_clear(&run);
+                return report_error(NULL, r, "Cannot record the run");
+        }
+        if (!arg_json)
+                print_run(&run, item, i + 1, x->plan->n, run_reports);
+        fault_run_clear(&run);
+        return explore_save(x, "running");
+}
+
 enum {
         ARG_FUNCTIONS = ARG_COMMAND_BASE,
         ARG_MAX_RUNS,
@@ -455,6 +469,7 @@ enum {
         ARG_PER,
         ARG_HTML,
         ARG_RESUME,
+        ARG_LSM,
 };
 
 int cmd_explore(int argc, char **argv) {
@@ -466,6 +481,7 @@ int cmd_explore(int argc, char **argv) {
                 { "per",       required_argument, NULL, ARG_PER },
                 { "html",      required_argument, NULL, ARG_HTML },
                 { "resume",    required_argument, NULL, ARG_RESUME },
+                { "lsm",       no_argument,       NULL, ARG_LSM },
                 GLOBAL_OPTIONS
         };
         _cleanup_(transport_freep) Transport *t = NULL;
@@ -480,12 +496,15 @@ int cmd_explore(int argc, char **argv) {
         _cleanup_close_ int kmsg_fd = -1;
         const char *report_path = NULL, *html_path = NULL, *resume_path = NULL, *stopped = "done";
         _cleanup_json_ json_object *resumed = NULL, *resumed_observing = NULL;
+        json_object *refused_before = NULL;
+        size_t n_refused_before = 0;
+        Explore x;
         size_t n_before = 0, n_skipped_done = 0;
         json_object *reached = NULL;
-        uint64_t max_runs = EXPLORE_MAX_RUNS_DEFAULT, timeout = EXPLORE_TIMEOUT_DEFAULT, started;
+        uint64_t max_runs = EXPLORE_MAX_RUNS_DEFAULT, timeout = EXPLORE_TIMEOUT_DEFAULT;
         size_t n_globs = 0, n_functions = 0, denied = 0;
         struct sigaction old_int, old_term;
-        bool per_call = false, tty, kmemleak;
+        bool per_call = false, lsm = false, tty, kmemleak;
         int c, r, ret = 0;
 
         globs = calloc((size_t) argc + 1, sizeof(*globs));
@@ -526,6 +545,9 @@ int cmd_explore(int argc, char **argv) {
                                 return usage_error("--html needs a file name");
                         html_path = optarg;
                         break;
+                case ARG_LSM:
+                        lsm = true;
+                        break;
                 case ARG_RESUME:
                         if (!*optarg)
                                 return usage_error("--resume needs the report file of an earlier explore");
@@ -541,6 +563,9 @@ int cmd_explore(int argc, char **argv) {
         if (optind >= argc)
                 return usage_error("explore needs a command after '--'");
         tty = isatty(STDERR_FILENO) && !arg_json;
+        /* A resumed explore goes on saving its progress where it was. */
+        if (resume_path && !report_path)
+                report_path = resume_path;
 
         r = connect_daemon(&t);
         if (r < 0)
@@ -548,17 +573,19 @@ int cmd_explore(int argc, char **argv) {
         runner.t = t;
         runner.timeout = timeout;
         runner.exec_failure_is_result = true;
+        runner.refusal_is_result = true;
         notes = json_object_new_array();
         runs = json_object_new_array();
         if (!notes || !runs)
                 return report_error(NULL, -ENOMEM, "Out of memory");
 
-        r = choose_functions(t, globs, n_globs, &list, &functions, &n_functions, &denied);
+        r = choose_functions(t, globs, n_globs, lsm, &list, &functions, &n_functions, &denied);
         if (r != 0)
                 return r;
         if (n_functions == 0) {
-                fprintf(stderr, "injectctl: No injectable function %s%s lets you fail: nothing to explore.\n",
-                        n_globs ? "matching --functions that " : "that ", "the policy");
+                fprintf(stderr, "injectctl: No injectable function %s%s lets you fail: nothing to explore%s.\n",
+                        n_globs ? "matching --functions that " : "that ", "the policy",
+                        lsm ? "" : " (the LSM hooks are observed only with --lsm)");
                 return EXIT_REFUSED;
         }
 
@@ -623,103 +650,52 @@ int cmd_explore(int argc, char **argv) {
         }
 
         /* 2. The plan. */
-        r = plan_build(reached, list, per_call, max_runs, runs, &plan, &n_skipped_done);
+        if (resumed) {
+                (void) json_get_array(resumed, "refused", &refused_before);
+                n_refused_before = refused_before ? json_object_array_length(refused_before) : 0;
+        }
+        r = plan_build(reached, list, per_call, max_runs, runs, refused_before, &plan, &n_skipped_done);
         if (r < 0)
                 return report_error(NULL, r, "Cannot make the plan");
+        for (size_t i = 0; i < n_refused_before; i++)
+                if (json_append(plan.refused, json_object_get(json_object_array_get_idx(refused_before, i))) < 0)
+                        return report_error(NULL, -ENOMEM, "Out of memory");
         if (n_skipped_done)
-                fprintf(stderr, "explore: %zu of the plan's runs were done before: not run again.\n", n_skipped_done);
+                fprintf(stderr, "explore: %zu of the plan's runs were done before%s: not run again.\n", n_skipped_done,
+                        n_refused_before ? ", or are of a function injectd refused before" : "");
         print_plan(&plan, per_call, max_runs);
+
+        x = (Explore) {
+                .cmd = argv + optind, .n_cmd = (size_t) (argc - optind),
+                .functions = functions, .n_functions = n_functions, .denied = denied,
+                .observing = resumed ? resumed_observing : disc.observing, .reached = reached, .base = base,
+                .notes = notes, .runs = runs, .findings = &findings, .plan = &plan,
+                .per_call = per_call, .tty = tty, .kmemleak = kmemleak,
+                .max_runs = max_runs, .timeout = timeout, .kmsg_fd = kmsg_fd,
+                .n_before = n_before, .runner = &runner, .report_path = report_path,
+        };
+        /* Saved before the first run: a kill during it still leaves the
+         * discovery to resume from. */
+        ret = explore_save(&x, "running");
+        if (ret != 0)
+                return ret;
 
         /* 3. The runs. */
         fault_run_catch_signals(&old_int, &old_term);
-        started = now_usec(CLOCK_MONOTONIC);
-        for (size_t i = 0; i < plan.n; i++) {
-                _cleanup_(kernel_reports_done) KernelReports k = {};
-                _cleanup_(fail_spec_freep) FailSpec *spec = NULL;
-                _cleanup_free_ char *repro = NULL;
-                _cleanup_json_ json_object *run_reports = json_object_new_array();
-                const PlanItem *item = &plan.v[i];
-                uint64_t run_end;
-                size_t n_new = 0;
-                FaultRun run;
-
-                spec = calloc(1, sizeof(*spec));
-                repro = explore_reproducer(item->function, item->error, item->call, argv + optind);
-                if (!spec || !repro || !run_reports || !(spec->function = strdup(item->function))) {
-                        ret = report_error(NULL, -ENOMEM, "Out of memory");
-                        stopped = "error";
-                        break;
-                }
-                if (item->error)
-                        (void) errno_from_name(item->error, &spec->error);
-
-                /* What the kernel said before this run is not its doing. */
-                if (kmsg_fd >= 0)
-                        (void) kmsg_drain_kernel(kmsg_fd, NULL, NULL);
-                if (kmemleak)
-                        (void) kmemleak_clear();
-
-                progress(tty, i, plan.n, started);
-                r = fault_run_one(&runner, spec, argv + optind, item->call, &run);
-                /* What CMD leaked, it allocated before it ended. */
-                run_end = now_usec(CLOCK_MONOTONIC);
-                progress(tty, SIZE_MAX, 0, 0);
-                if (fault_run_got_signal) {
-                        fault_run_clear(&run);
-                        stopped = "interrupted";
-                        break;
-                }
-                if (r != 0) {
-                        fault_run_clear(&run);
-                        ret = r;
-                        stopped = "error";
-                        break;
-                }
-                if (kmsg_fd >= 0 && (r = kernel_reports_read_kmsg(kmsg_fd, &k)) < 0)
-                        fprintf(stderr, "explore: Cannot read the kernel log after run %zu: %s\n", i + 1, strerror(-r));
-                if (kmemleak && (r = kmemleak_collect(run_end, &k)) < 0)
-                        fprintf(stderr, "explore: Cannot scan for leaks after run %zu: %s\n", i + 1, strerror(-r));
-                r = add_command_report(&run, item, &k);
-                if (r >= 0)
-                        r = record_reports(&findings, &k, 0, item, repro, run.stack, n_before + i + 1, run_reports,
-                                           &n_new);
-                if (r >= 0)
-                        r = json_append(runs, run_json(&run, item, n_before + i + 1, run_reports));
-                if (r < 0) {
-                        fault_run_clear(&run);
-                        ret = report_error(NULL, r, "Cannot record the run");
-                        stopped = "error";
-                        break;
-                }
-                if (!arg_json)
-                        print_run(&run, item, i + 1, plan.n, run_reports);
-                fault_run_clear(&run);
-        }
+        x.started = now_usec(CLOCK_MONOTONIC);
+        r = plan_execute(&plan, explore_run, &x);
         fault_run_restore_signals(&old_int, &old_term);
+        if (fault_run_got_signal)
+                stopped = "interrupted";
+        else if (r != 0) {
+                ret = r < 0 ? report_error(NULL, r, "Cannot run the plan") : r;
+                stopped = "error";
+        }
 
         /* 4. Findings and the report. */
-        r = json_build_object(&report,
-                              JSON_PAIR_OBJECT("command", json_new_strv((const char *const *) argv + optind,
-                                                                        (size_t) (argc - optind))),
-                              JSON_PAIR_OBJECT("functions_asked", json_new_strv(functions, n_functions)),
-                              JSON_PAIR_U64("functions_denied", denied),
-                              JSON_PAIR_OBJECT("observing", json_object_get(resumed ? resumed_observing : disc.observing)),
-                              JSON_PAIR_REF("reached", reached),
-                              JSON_PAIR_REF("discovery_kernel_reports", base),
-                              JSON_PAIR_STRING("plan_per", per_call ? "call" : "stack"),
-                              JSON_PAIR_U64("plan_runs", plan.n),
-                              JSON_PAIR_U64("plan_left_out", plan.n_total - plan.n),
-                              JSON_PAIR_U64("max_runs", max_runs),
-                              JSON_PAIR_U64("timeout_usec", timeout),
-                              JSON_PAIR_BOOL("kernel_log_checked", kmsg_fd >= 0),
-                              JSON_PAIR_BOOL("kmemleak_checked", kmemleak),
-                              JSON_PAIR_REF("notes", notes),
-                              JSON_PAIR_STRING("stopped", stopped),
-                              JSON_PAIR_OBJECT("findings", findings_json(&findings)),
-                              JSON_PAIR_REF("runs", runs),
-                              JSON_BUILD_END);
-        if (r < 0)
-                return report_error(NULL, r, "Cannot build the report");
+        report = explore_report(&x, stopped);
+        if (!report)
+                return report_error(NULL, -ENOMEM, "Cannot build the report");
         if (report_path && write_json_report(report_path, report) < 0 && ret == 0)
                 ret = EXIT_REFUSED;
         if (html_path && (r = explore_write_html(html_path, report)) < 0) {
@@ -731,8 +707,13 @@ int cmd_explore(int argc, char **argv) {
                 print_json(report, false);
         else
                 print_findings(&findings);
-        fprintf(stderr, "explore: %zu run%s of %zu planned%s; %zu finding%s.\n", json_object_array_length(runs) - n_before,
-                json_object_array_length(runs) - n_before == 1 ? "" : "s", plan.n,
+        if (json_object_array_length(plan.refused) > n_refused_before)
+                fprintf(stderr, "explore: injectd refused to fail %zu function%s (in the report's 'refused'); "
+                        "their %zu run%s skipped.\n", json_object_array_length(plan.refused) - n_refused_before,
+                        json_object_array_length(plan.refused) - n_refused_before == 1 ? "" : "s",
+                        plan.n_skipped, plan.n_skipped == 1 ? " was" : "s were");
+        fprintf(stderr, "explore: %zu run%s of %zu planned%s; %zu finding%s.\n", plan.n_made,
+                plan.n_made == 1 ? "" : "s", plan.n,
                 strcmp(stopped, "interrupted") == 0 ? ", interrupted" : strcmp(stopped, "error") == 0 ? ", stopped by an error" : "",
                 findings.n, findings.n == 1 ? "" : "s");
 

@@ -147,6 +147,22 @@ int explore_write_html(const char *path, json_object *report) {
                 fputs("</pre>\n", f);
         }
         a = NULL;
+        (void) json_get_array(report, "refused", &a);
+        if (a && json_object_array_length(a) > 0) {
+                fputs("<p>Functions injectd refused to fail (their runs skipped):</p><pre>", f);
+                for (size_t i = 0; i < json_object_array_length(a); i++) {
+                        json_object *x = json_object_array_get_idx(a, i);
+
+                        esc(f, str(x, "function"));
+                        fputs(": ", f);
+                        esc(f, str(x, "error"));
+                        fputs(": ", f);
+                        esc(f, str(x, "message"));
+                        fputc('\n', f);
+                }
+                fputs("</pre>\n", f);
+        }
+        a = NULL;
         (void) json_get_array(report, "findings", &a);
         findings(f, a);
         a = NULL;

@@ -16,6 +16,7 @@
 #include "fault-run.h"
 #include "held-child.h"
 #include "injectctl.h"
+#include "json-build.h"
 #include "json-util.h"
 #include "pidfd-util.h"
 #include "spec-request.h"
@@ -225,6 +226,15 @@ int fault_run_one(FaultRunner *fr, const FailSpec *spec, char **cmd, uint64_t n,
                 goto kill;
         }
         r = transport_inject(t, req, &id, NULL, NULL);
+        if (r == -EREMOTEIO && fr->refusal_is_result && fault_run_refusal_is_functions(transport_error_name(t))) {
+                if (json_build_object(&run->refusal,
+                                      JSON_PAIR_STRING("function", spec->function),
+                                      JSON_PAIR_STRING("error", transport_error_name(t)),
+                                      JSON_PAIR_STRING("message", transport_error_message(t)),
+                                      JSON_BUILD_END) < 0)
+                        ret = report_error(NULL, -ENOMEM, "Out of memory");
+                goto kill;
+        }
         if (r < 0) {
                 fprintf(stderr, "injectctl: --fail '%s': ", spec->function);
                 ret = report_inject_error(t, r, spec->function);
@@ -303,10 +313,27 @@ kill:
         return ret;
 }
 
+bool fault_run_refusal_is_functions(const char *error_name) {
+        static const char *const functions[] = {
+                "NotInjectable",        /* not on this kernel's list, or not under that name */
+                "BadValue",             /* its type does not take the value */
+                "BackendUnavailable",   /* no backend can serve it here */
+                "KernelRefused",        /* its attach failed (fmod_ret on a file without ftrace: EBUSY) */
+                "FunctionNotAllowed",   /* the policy does not let this caller fail it */
+                "ErrorNotAllowed",      /* ... with that error */
+        };
+
+        for (size_t i = 0; error_name && i < sizeof(functions) / sizeof(functions[0]); i++)
+                if (strcmp(error_name, functions[i]) == 0)
+                        return true;
+        return false;
+}
+
 void fault_run_clear(FaultRun *r) {
         json_object_put(r->stack);
         json_object_put(r->kernel);
         json_object_put(r->output);
+        json_object_put(r->refusal);
         *r = (FaultRun) {};
 }
 

@@ -47,6 +47,8 @@ typedef struct FaultRunner {
         bool watcher_tried;
         bool exec_failure_is_result;    /* CMD failing to exec is a run's result (its exit status 127),
                                          * not the end of the runs */
+        bool refusal_is_result;         /* injectd refusing the function (fault_run_refusal_is_functions())
+                                         * is a run's result (FaultRun.refusal), not the end of the runs */
 } FaultRunner;
 
 /* Stops its watcher. */
@@ -66,6 +68,7 @@ typedef struct FaultRun {
         json_object *stack;     /* array of "symbol+0xoff", innermost first */
         json_object *kernel;    /* array of {kind, message}: the caller's to fill */
         json_object *output;
+        json_object *refusal;   /* {function, error, message}: injectd would not fail the function, nothing ran */
 } FaultRun;
 
 /* Runs cmd with the (n+1)-th call matching spec failed (after=n,
@@ -74,6 +77,12 @@ typedef struct FaultRun {
  * it returns 0 with a partial run. */
 int fault_run_one(FaultRunner *fr, const FailSpec *spec, char **cmd, uint64_t n, FaultRun *run);
 void fault_run_clear(FaultRun *r);
+
+/* Whether a refusal of an injection by injectd (its error's short name,
+ * such as "NotInjectable") is about the function alone: explore skips that
+ * function and goes on. Others (policy, polkit, limits, a kernel that
+ * cannot inject) would refuse every run: they end the runs. */
+bool fault_run_refusal_is_functions(const char *error_name);
 
 /* How the command ended: "hung", "SIGSEGV" or "exit N". */
 const char *fault_run_result(const FaultRun *r, char *buf, size_t n);

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,7 +14,7 @@
 
 int held_child_spawn(char *const *argv, bool own_group, int output_fd, HeldChild *ret) {
         int go[2], err[2];
-        pid_t pid;
+        pid_t pid, parent = getpid();
 
         if (pipe2(go, O_CLOEXEC) < 0)
                 return -errno;
@@ -41,8 +42,15 @@ int held_child_spawn(char *const *argv, bool own_group, int output_fd, HeldChild
 
                 (void) close(go[1]);
                 (void) close(err[0]);
-                if (own_group)
+                /* A tree of ours to kill: when injectctl is killed
+                 * outright (SIGKILL), with no chance to kill it, its root
+                 * dies too rather than run on unwatched. (What the root
+                 * started already runs to its end.) */
+                if (own_group) {
                         (void) setpgid(0, 0);
+                        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+                                _exit(127);
+                }
                 if (output_fd >= 0 && (dup2(output_fd, STDOUT_FILENO) < 0 || dup2(output_fd, STDERR_FILENO) < 0))
                         _exit(127);
                 if (read(go[0], &byte, 1) != 1)

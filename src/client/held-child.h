@@ -17,7 +17,8 @@ typedef struct HeldChild {
 #define HELD_CHILD_NULL ((HeldChild) { .pid = 0, .go_fd = -1, .err_fd = -1 })
 
 /* Forks argv[0] (PATH searched). With own_group, the child leads a
- * process group of its own, so the whole tree can be killed. output_fd
+ * process group of its own, so the whole tree can be killed, and is
+ * killed (SIGKILL) when its parent dies. output_fd
  * >= 0 becomes its stdout and stderr; -1 leaves ours. */
 int held_child_spawn(char *const *argv, bool own_group, int output_fd, HeldChild *ret);
 

@@ -2,11 +2,13 @@
 /* injectctl: the command-line client of injectd. */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -51,7 +53,7 @@ static void help(void) {
                "                              Run CMD once per matching call N = 0, 1, 2...,\n"
                "                              failing only call N+1, until a run no longer\n"
                "                              reaches it; report what each run did\n"
-               "  explore [--functions GLOB]... [--max-runs N] [--per stack|call]\n"
+               "  explore [--functions GLOB]... [--lsm] [--max-runs N] [--per stack|call]\n"
                "          [--timeout DUR] [--report FILE] [--html FILE] [--resume FILE]\n"
                "          -- CMD [ARG...]\n"
                "                              Find the injectable calls CMD makes, fail each\n"
@@ -282,9 +284,27 @@ int connect_daemon(Transport **ret) {
 }
 
 int write_json_report(const char *path, json_object *report) {
-        if (json_object_to_file_ext(path, report, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE) < 0) {
-                int r = -errno;
+        _cleanup_free_ char *tmp = NULL;
+        _cleanup_close_ int fd = -1;
+        mode_t mask = umask(0);
+        int r = 0;
 
+        (void) umask(mask);
+
+        /* Atomically, by rename: a reader (explore --resume after a kill)
+         * finds the last whole report, never half of one. */
+        if (asprintf(&tmp, "%s.XXXXXX", path) < 0) {
+                tmp = NULL;
+                r = -ENOMEM;
+        } else if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0)
+                r = -errno;
+        else if (fchmod(fd, 0666 & ~mask) < 0 ||
+                 json_object_to_fd(fd, report, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE) < 0 ||
+                 rename(tmp, path) < 0) {
+                r = errno ? -errno : -EIO;
+                (void) unlink(tmp);
+        }
+        if (r < 0) {
                 fprintf(stderr, "injectctl: Cannot write the report to '%s': %s\n", path, strerror(-r));
                 return r;
         }

@@ -40,7 +40,7 @@ typedef struct ObserveFunction {
 
 /* Starts observing the thread group pid (start_ticks: its leader's start
  * time, 0 to read it now) and its descendants, on each of functions[] that
- * this kernel can observe: on the error-injection list and traceable by
+ * this kernel can observe: on the error-injection list or an LSM hook, and traceable by
  * ftrace (kprobe.multi attaches through it; a function in a file built
  * without ftrace cannot be). The others are skipped, not refused:
  * engine_observe_skipped() says which and why. Refused when none is left

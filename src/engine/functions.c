@@ -125,9 +125,36 @@ static int cmp_name(const void *a, const void *b) {
         return strcmp(x->name, y->name);
 }
 
+static bool same_module(const InjectableFunction *x, const InjectableFunction *y) {
+        return x->module == y->module || (x->module && y->module && strcmp(x->module, y->module) == 0);
+}
+
 void function_table_sort(FunctionTable *t) {
-        if (t->n > 1)
-                qsort(t->funcs, t->n, sizeof(*t->funcs), cmp_name);
+        size_t k = 0;
+
+        if (t->n <= 1)
+                return;
+        qsort(t->funcs, t->n, sizeof(*t->funcs), cmp_name);
+        /* One entry per function: the list names a function once per
+         * ALLOW_ERROR_INJECTION, and a system call has two (its x64 and
+         * ia32 entry points, one address that the list prints by one name,
+         * __do_sys_NAME). */
+        for (size_t i = 0; i < t->n; i++) {
+                InjectableFunction *f = &t->funcs[i], *kept = NULL;
+
+                for (size_t j = k; j > 0 && strcmp(t->funcs[j - 1].name, f->name) == 0 && !kept; j--)
+                        if (same_module(&t->funcs[j - 1], f))
+                                kept = &t->funcs[j - 1];
+                if (kept) {
+                        kept->listed |= f->listed;
+                        kept->in_btf |= f->in_btf;
+                        free(f->name);
+                        free(f->module);
+                        continue;
+                }
+                t->funcs[k++] = *f;
+        }
+        t->n = k;
 }
 
 const InjectableFunction *function_table_find(const FunctionTable *t, const char *name) {
@@ -152,11 +179,12 @@ static bool returns_int(const struct btf *btf, const struct btf_type *func) {
 
 /* Marks listed functions that fmod_ret can reach, and adds the LSM hooks. */
 int function_table_add_btf(FunctionTable *t, const struct btf *btf) {
-        size_t listed = t->n;
         uint32_t n = btf__type_cnt(btf);
+        size_t listed;
         int r;
 
         function_table_sort(t);
+        listed = t->n;
         for (uint32_t id = 1; id < n; id++) {
                 const struct btf_type *ty = btf__type_by_id(btf, id);
                 const char *name;

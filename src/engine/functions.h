@@ -49,7 +49,7 @@ int function_table_load(const char *list_path, const struct btf *btf, FunctionTa
 /* The two halves, exposed for tests. */
 int function_table_parse_list(FunctionTable *t, FILE *f);
 int function_table_add_btf(FunctionTable *t, const struct btf *btf);
-void function_table_sort(FunctionTable *t);
+void function_table_sort(FunctionTable *t);        /* by name, each (name, module) once */
 
 const InjectableFunction *function_table_find(const FunctionTable *t, const char *name);
 

@@ -23,24 +23,6 @@ static const char *const filter_functions_paths[] = {
         "/sys/kernel/debug/tracing/available_filter_functions",
 };
 
-struct EngineObserve {
-        Engine *engine;
-        pid_t pid;
-        uint64_t start_ticks;
-        bool root_added;
-        struct observe_bpf *skel;
-        struct bpf_link *link;
-        ObserveSkipped *skipped;
-        size_t n_skipped;
-        size_t n_attached;
-};
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct observe_bpf *, observe_bpf__destroy);
-
-static int cmp_str(const void *a, const void *b) {
-        return strcmp(*(char *const *) a, *(char *const *) b);
-}
-
 typedef struct NameSet {
         char **v;
         size_t n;
@@ -51,6 +33,25 @@ static void name_set_done(NameSet *s) {
                 free(s->v[i]);
         free(s->v);
         *s = (NameSet) {};
+}
+
+struct EngineObserve {
+        Engine *engine;
+        pid_t pid;
+        uint64_t start_ticks;
+        bool root_added;
+        struct observe_bpf *skel;
+        struct bpf_link *link;
+        ObserveSkipped *skipped;
+        size_t n_skipped;
+        size_t n_attached;
+        NameSet attached;       /* the names attached, sorted: what a count is reported as */
+};
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct observe_bpf *, observe_bpf__destroy);
+
+static int cmp_str(const void *a, const void *b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
 /* The functions ftrace can trace, sorted; -ENOENT when no tracefs is
@@ -121,6 +122,7 @@ EngineObserve *engine_observe_free(EngineObserve *o) {
         for (size_t i = 0; i < o->n_skipped; i++)
                 free(o->skipped[i].name);
         free(o->skipped);
+        name_set_done(&o->attached);
         free(o);
         return NULL;
 }
@@ -152,8 +154,10 @@ static int choose_functions(Engine *e, EngineObserve *o, const char *const *func
                 const InjectableFunction *f = function_table_find(t, functions[i]);
                 const char *why = NULL;
 
-                if (!f || !f->listed)
-                        why = "not on the kernel's error-injection list";
+                /* What Inject serves: the listed functions, and the LSM
+                 * hooks (fmod_ret), which ftrace traces like any other. */
+                if (!f || (!f->listed && f->type != FUNC_TYPE_LSM))
+                        why = "not on the kernel's error-injection list, nor an LSM hook";
                 else if (f->module)
                         why = "in a module: only vmlinux functions are observed";
                 else if (filter && !name_set_has(&traceable, f->name))
@@ -249,6 +253,13 @@ int engine_observe_start(Engine *e, pid_t pid, uint64_t start_ticks, const char 
                                         "Linux 5.18+ with CONFIG_FPROBE): %s", n_syms, strerror(-r));
         }
         o->n_attached = n_syms;
+        o->attached.v = calloc(n_syms, sizeof(*o->attached.v));
+        if (!o->attached.v)
+                return -ENOMEM;
+        for (; o->attached.n < n_syms; o->attached.n++)
+                if (!(o->attached.v[o->attached.n] = strdup(syms[o->attached.n])))
+                        return -ENOMEM;
+        qsort(o->attached.v, o->attached.n, sizeof(*o->attached.v), cmp_str);
         *ret = TAKE_PTR(o);
         return 0;
 }
@@ -282,6 +293,29 @@ static int cmp_stack(const void *a, const void *b) {
         return x->first_call < y->first_call ? -1 : x->first_call > y->first_call;
 }
 
+/* The name ip is reported as: the one attached at its address. One
+ * address has several names (aliases: a system call's __x64_sys_,
+ * __ia32_sys_ and __do_sys_ names are one function), and the
+ * error-injection list names it by one of them, which is the name that was
+ * asked for, attached, and which Inject knows it by; the kallsyms lookup
+ * alone would give whichever alias sorts last. */
+static const char *ip_name(const EngineObserve *o, const Kallsyms *k, uint64_t ip) {
+        const KSym *s = k ? kallsyms_lookup_addr(k, ip) : NULL;
+        size_t first, end;
+
+        if (!s)
+                return NULL;
+        /* The aliases are neighbours in the table, which is sorted by address. */
+        for (first = (size_t) (s - k->syms); first > 0 && k->syms[first - 1].addr == s->addr; first--)
+                ;
+        for (end = (size_t) (s - k->syms) + 1; end < k->n && k->syms[end].addr == s->addr; end++)
+                ;
+        for (size_t i = first; i < end; i++)
+                if (!k->syms[i].module && name_set_has(&o->attached, k->syms[i].name))
+                        return k->syms[i].name;
+        return s->name;
+}
+
 static ObserveFunction *find_ip(ObserveFunction *v, const uint64_t *ips, size_t n, uint64_t ip) {
         for (size_t i = 0; i < n; i++)
                 if (ips[i] == ip)
@@ -308,16 +342,16 @@ int engine_observe_read(EngineObserve *o, ObserveFunction **ret, size_t *ret_n) 
         }
         while (n < OBSERVE_MAX_FUNCTIONS && bpf_map_get_next_key(counts_fd, prev, &ip) == 0) {
                 struct observe_count c;
-                const KSym *s;
+                const char *name;
 
                 last_ip = ip;
                 prev = &last_ip;
                 if (bpf_map_lookup_elem(counts_fd, &ip, &c) < 0)
                         continue;
                 ips[n] = ip;
-                s = k ? kallsyms_lookup_addr(k, ip) : NULL;
-                if (s)
-                        snprintf(v[n].name, sizeof(v[n].name), "%s", s->name);
+                name = ip_name(o, k, ip);
+                if (name)
+                        snprintf(v[n].name, sizeof(v[n].name), "%s", name);
                 else
                         snprintf(v[n].name, sizeof(v[n].name), "0x%llx", (unsigned long long) ip);
                 v[n].calls = c.calls;

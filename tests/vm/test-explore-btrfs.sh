@@ -1,0 +1,83 @@
+#!/bin/bash
+# The seeds' scenario explored (issue 16, acceptance 2), on the debug
+# kernel (bzImage-debug with kasan_multi_shot: tests/vm/meson.build's
+# vm_debug_scenarios): a script that makes a btrfs image, mounts it on a
+# loop device, writes a file and unmounts it. Discovery over btrfs's
+# injectable functions and open_ctree must reach open_ctree (the mount's
+# kernel work runs in the mount process, inside the script's tree); the plan
+# runs within --max-runs; afterwards nothing is armed, no process, mount
+# or loop device of the script's is left. The numbers go to the log for
+# docs/explore.md.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-daemon.sh"
+
+INJECTCTL=$BUILD_DIR/src/client/injectctl
+[[ -x $INJECTCTL ]] || fail "injectctl is not built"
+[[ -c /dev/injectd_test ]] || fail "no /dev/injectd_test: not the debug kernel ($(uname -r))"
+
+daemon_setup
+start_injectd
+mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
+
+# The scenario, as a user's test would write it: its own cleanup on exit,
+# so that a run whose failure stops it half-way leaves no mount behind.
+scenario=/tmp/btrfs-scenario.sh
+cat >"$scenario" <<'SH'
+#!/bin/bash
+set -e
+img=/tmp/explore-btrfs.img mnt=/tmp/explore-btrfs.mnt
+trap 'if mountpoint -q $mnt; then umount $mnt; fi; rm -f $img' EXIT
+mkdir -p $mnt
+truncate -s 128M $img
+mkfs.btrfs -q $img >/dev/null
+mount -o loop $img $mnt
+echo hello >$mnt/file
+sync
+umount $mnt
+SH
+chmod +x "$scenario"
+
+# Small enough for the suite: each run of the scenario takes 20 to 60 s
+# on the debug kernel under TCG (mkfs, mount, and kmemleak's two scans).
+max_runs=6
+log "explore the btrfs scenario (--max-runs $max_runs)"
+start=$(date +%s)
+rc=0
+"$INJECTCTL" --varlink explore --functions 'btrfs_*' --functions open_ctree --max-runs $max_runs --timeout 180s \
+    --report /tmp/explore-btrfs.json --html /tmp/explore-btrfs.html -- "$scenario" \
+    >/tmp/explore-btrfs.out 2>/tmp/explore-btrfs.err || rc=$?
+elapsed=$(($(date +%s) - start))
+cat /tmp/explore-btrfs.err /tmp/explore-btrfs.out >&2
+((rc == 0 || rc == 1)) || fail "explore's exit status: $rc"
+report=/tmp/explore-btrfs.json
+jq -e . "$report" >/dev/null || fail "the report is not JSON"
+assert_eq done "$(jq -r .stopped $report)" "how explore ended"
+assert_eq 1 "$(jq '[.reached[] | select(.function == "open_ctree")] | length' $report)" \
+    "open_ctree among the functions reached: $(jq -c '[.reached[].function]' $report)"
+runs=$(jq '.runs | length' $report)
+((runs >= 1 && runs <= max_runs)) || fail "runs made: $runs, expected 1 to $max_runs"
+assert_eq "$(jq '.plan_runs - .plan_skipped' $report)" "$runs" "runs made of the plan"
+assert_eq 1 "$(jq '[.runs[] | select(.function == "open_ctree" and .fired)] | length' $report)" \
+    "the run that failed open_ctree"
+log "numbers: $(jq -c '{attached: .observing.attached, reached: (.reached | length),
+    calls: ([.reached[].calls] | add), stacks: ([.reached[].stacks | length] | add),
+    plan: .plan_runs, left_out: .plan_left_out, runs: (.runs | length), refused: (.refused | length),
+    findings: (.findings | length)}' $report) in ${elapsed}s"
+log "reached: $(jq -c '[.reached[] | "\(.function) \(.calls)/\(.stacks | length)"]' $report)"
+log "findings: $(jq -c '[.findings[] | {detector, title, function, call}]' $report)"
+
+# The machine is usable: nothing armed, nothing of the scenario's left.
+# (The daemon keeps its programs for reuse, --site-cache, until it stops:
+# no site pinned is what says nothing is armed.)
+assert_eq 0 "$(injections_left)" "injections left"
+pinned=$(_leftovers | grep '^pinned:' || true)
+[[ -z $pinned ]] || fail "sites left pinned: $pinned"
+if pgrep -f btrfs-scenario >/dev/null; then fail "the scenario's processes are left: $(pgrep -af btrfs-scenario)"; fi
+if grep -q explore-btrfs /proc/mounts; then fail "a mount is left: $(grep explore-btrfs /proc/mounts)"; fi
+if losetup -a | grep -q explore-btrfs; then fail "a loop device is left: $(losetup -a)"; fi
+# And the scenario still runs, nothing failed.
+assert_succeeds "$scenario"
+
+stop_injectd
+check_clean
+finish
