@@ -284,6 +284,9 @@ static json_object *engine_json(Manager *m) {
                               JSON_PAIR_U64("programs_loaded", st.loads),
                               JSON_PAIR_U64("programs_reattached", st.reattaches),
                               JSON_PAIR_U64("programs_cached", st.n_cached),
+                              JSON_PAIR_U64("sites_lingering", st.n_lingering),
+                              JSON_PAIR_U64("linger_reuses", st.linger_reuses),
+                              JSON_PAIR_U64("lingers_ended", st.lingers_ended),
                               JSON_PAIR_U64("index_rebuilds", st.index_rebuilds),
                               JSON_BUILD_END) < 0)
                 return NULL;

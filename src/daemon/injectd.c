@@ -31,6 +31,7 @@ static ManagerOptions arg_options = {
         .connections_reserved = VARLINK_CONNECTIONS_RESERVED_DEFAULT,
         .idle_usec = VARLINK_IDLE_TIMEOUT_USEC_DEFAULT,
         .subscriptions_per_user = MANAGER_SUBSCRIPTIONS_PER_USER_DEFAULT,
+        .site_linger_usec = ENGINE_SITE_LINGER_DEFAULT_USEC,
         .site_cache_usec = ENGINE_SITE_CACHE_GRACE_DEFAULT_USEC,
         .site_cache_max = ENGINE_SITE_CACHE_MAX_DEFAULT,
         .max_per_function = INJECT_MAX_SLOTS,
@@ -56,6 +57,8 @@ static void help(void) {
                "  --idle-timeout=DURATION     close a Varlink connection idle this long (default %s, 0: never)\n"
                "  --max-subscriptions-per-user=N\n"
                "                              D-Bus Subscribe() calls of one unprivileged user (default %d)\n"
+               "  --site-linger=DURATION      keep a function's emptied site attached this long after its\n"
+               "                              last injection ends (default %s, at most %s, 0: off)\n"
                "  --site-cache=DURATION       keep a function's verified fmod_ret program loaded, detached, this long\n"
                "                              after its last injection ends (default %s, 0: off)\n"
                "  --site-cache-max=N          keep at most N such programs (default %d, 0: off)\n"
@@ -70,6 +73,7 @@ static void help(void) {
                MANAGER_EVENT_RATE_DEFAULT, VARLINK_CONNECTIONS_MAX_DEFAULT, VARLINK_CONNECTIONS_PER_UID_MAX_DEFAULT,
                VARLINK_CONNECTIONS_RESERVED_DEFAULT, FORMAT_DURATION(VARLINK_IDLE_TIMEOUT_USEC_DEFAULT),
                MANAGER_SUBSCRIPTIONS_PER_USER_DEFAULT,
+               FORMAT_DURATION(ENGINE_SITE_LINGER_DEFAULT_USEC), FORMAT_DURATION(ENGINE_SITE_LINGER_MAX_USEC),
                FORMAT_DURATION(ENGINE_SITE_CACHE_GRACE_DEFAULT_USEC), ENGINE_SITE_CACHE_MAX_DEFAULT,
                INJECT_MAX_SLOTS, ENGINE_MAX_SLOTS_LIMIT);
 }
@@ -97,7 +101,7 @@ static int parse_count(const char *s, unsigned min, unsigned max, unsigned *ret)
 
 static int parse_argv(int argc, char **argv) {
         enum { ARG_POLKIT = 0x100, ARG_KEEP, ARG_POLICY_DIR, ARG_MAX_ACTIVE, ARG_RATE, ARG_LOG_LEVEL,
-               ARG_LOG_TARGET, ARG_KEEP_CAPS, ARG_VERSION, ARG_SITE_CACHE, ARG_SITE_CACHE_MAX,
+               ARG_LOG_TARGET, ARG_KEEP_CAPS, ARG_VERSION, ARG_SITE_LINGER, ARG_SITE_CACHE, ARG_SITE_CACHE_MAX,
                ARG_MAX_PER_FUNCTION,
                ARG_RESERVED_ACTIVE, ARG_EVENT_RATE, ARG_MAX_CONNECTIONS, ARG_MAX_CONNECTIONS_PER_USER,
                ARG_RESERVED_CONNECTIONS, ARG_IDLE_TIMEOUT, ARG_MAX_SUBSCRIPTIONS_PER_USER };
@@ -116,6 +120,7 @@ static int parse_argv(int argc, char **argv) {
                 { "reserved-connections", required_argument, NULL, ARG_RESERVED_CONNECTIONS },
                 { "idle-timeout", required_argument, NULL, ARG_IDLE_TIMEOUT },
                 { "max-subscriptions-per-user", required_argument, NULL, ARG_MAX_SUBSCRIPTIONS_PER_USER },
+                { "site-linger", required_argument, NULL, ARG_SITE_LINGER },
                 { "site-cache", required_argument, NULL, ARG_SITE_CACHE },
                 { "site-cache-max", required_argument, NULL, ARG_SITE_CACHE_MAX },
                 { "max-per-function", required_argument, NULL, ARG_MAX_PER_FUNCTION },
@@ -201,6 +206,14 @@ static int parse_argv(int argc, char **argv) {
                                 return log_error_errno(r < 0 ? r : -ERANGE,
                                                        "Invalid --idle-timeout '%s': a duration of at most 7 days, "
                                                        "0 for none", optarg);
+                        break;
+                case ARG_SITE_LINGER:
+                        r = parse_duration(optarg, &arg_options.site_linger_usec);
+                        if (r < 0 || arg_options.site_linger_usec > ENGINE_SITE_LINGER_MAX_USEC)
+                                return log_error_errno(r < 0 ? r : -ERANGE,
+                                                       "Invalid --site-linger '%s': a duration of at most %s, "
+                                                       "0 to detach at once", optarg,
+                                                       FORMAT_DURATION(ENGINE_SITE_LINGER_MAX_USEC));
                         break;
                 case ARG_SITE_CACHE:
                         r = parse_duration(optarg, &arg_options.site_cache_usec);

@@ -29,8 +29,9 @@ static int on_site_cache_timer(sd_event_source *s, uint64_t usec, void *userdata
         return 0;
 }
 
-/* Frees the cached sites whose grace period is over and sets the timer for
- * the next one; called after anything that may have detached a site. */
+/* Detaches the lingering sites whose linger is over, frees the cached
+ * programs whose grace period is over, and sets the timer for the next
+ * one; called after anything that may have emptied or detached a site. */
 void manager_site_cache_schedule(Manager *m) {
         uint64_t next = engine_site_cache_expire(m->engine);
         int r;
@@ -129,8 +130,10 @@ static int on_sigterm(sd_event_source *s, const struct signalfd_siginfo *si, voi
 }
 
 void manager_stop(Manager *m) {
-        /* Nothing will be armed again: free each program as its site goes,
+        /* Nothing will be armed again: detach each site as it empties, and
+         * the lingering ones now, and free each program as its site goes,
          * rather than empty its maps for a reuse that will not come. */
+        engine_set_site_linger(m->engine, 0);
         engine_set_site_cache(m->engine, 0, 0);
         if (m->options.keep_on_exit) {
                 log_info("Stopping, keeping %zu injection(s) armed (--keep-on-exit).", m->n_injections);
@@ -156,6 +159,7 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         r = engine_new(o->pin_root, &m->engine);
         if (r < 0)
                 return r;
+        engine_set_site_linger(m->engine, o->site_linger_usec);
         engine_set_site_cache(m->engine, o->site_cache_usec, o->site_cache_max);
         /* 0: the engine's default. */
         r = o->max_per_function ? engine_set_max_per_function(m->engine, o->max_per_function) : 0;

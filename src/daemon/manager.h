@@ -125,6 +125,7 @@ typedef struct ManagerOptions {
         unsigned reserved_active;       /* of max_active, for privileged callers only */
         unsigned rate_per_minute;       /* Inject calls per user */
         const char *pin_root;           /* NULL: ENGINE_PIN_ROOT */
+        uint64_t site_linger_usec;      /* keep an emptied site attached this long; 0: detach at once */
         uint64_t site_cache_usec;       /* keep a site's program this long after its last injection; 0: off */
         unsigned site_cache_max;        /* ... and at most this many; 0: off */
         uint32_t max_per_function;      /* injections per function and backend (engine_set_max_per_function()) */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Adoption, when an engine starts (the daemon after a restart): what is
  * pinned is all there is. Leftovers of a crash are removed (temporary and
- * half-built directories), every pinned injection is reported, and the
+ * half-built directories, sites with nothing armed), every pinned
+ * injection is reported, and the
  * ones that can no longer do anything (expired, exhausted, or whose
  * process or cgroup is gone) are removed. */
 
@@ -71,7 +72,8 @@ static int adopt_fn(Engine *e, Site *s, uint32_t idx, const struct inject_slot *
 
         if (action == ADOPT_KEPT)
                 return 0;
-        r = site_remove_slot(e, s, idx);
+        /* Nothing lingers at adoption: an emptied site is retired now. */
+        r = site_remove_slot(e, s, idx, false);
         if (r < 0)
                 return r;
         if (s->info.n_live == 0)
@@ -108,6 +110,11 @@ int engine_adopt(Engine *e, AdoptResult **ret, size_t *ret_n) {
 
         remove_tmp_dirs(e);
         r = site_foreach_slot(e, adopt_fn, true, &c);
+        if (r >= 0)
+                /* A site left attached with nothing armed (an engine that
+                 * ended during a linger without detaching it: killed)
+                 * serves nobody. */
+                r = site_retire_empty(e);
         if (r >= 0) {
                 /* What survived is all the index should know. */
                 engine_index_invalidate(e);

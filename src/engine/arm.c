@@ -22,6 +22,7 @@
 #include "probe.h"
 #include "scope-roots.h"
 #include "scope.h"
+#include "site-cache.h"
 #include "site.h"
 #include "time-util.h"
 
@@ -341,6 +342,10 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
         if (r < 0)
                 return r;
         r = site_open(dir, &s);
+        if (r >= 0 && s.info.n_live == 0)
+                /* Pinned with nothing armed: a lingering site, attached
+                 * still, which spares this arm the attach. */
+                site_linger_reuse(e, &s);
         if (r == -ENOLINK || r == -ENOENT) {
                 if (r == -ENOLINK)      /* half-built leftovers: start over */
                         (void) pin_dir_remove(dir);

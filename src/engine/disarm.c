@@ -86,7 +86,7 @@ int engine_disarm(Engine *e, uint64_t id, InjectionInfo *ret_final, InjectError 
                                         "No injection with id %016llx", (unsigned long long) id);
         if (r >= 0) {
                 site_injection_info(&s, &slot, now_nsec(CLOCK_BOOTTIME), &info);
-                r = site_remove_slot(e, &s, idx);
+                r = site_remove_slot(e, &s, idx, true);
         }
         if (r < 0)
                 return inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED, "Cannot disarm %016llx: %s",

@@ -15,6 +15,7 @@
 #include "slot-index.h"
 
 typedef struct OwnedSite OwnedSite;
+typedef struct LingerSite LingerSite;
 struct inject_bpf;
 
 /* The outer maps (arrays of maps) that hold every site's maps at its index
@@ -50,6 +51,8 @@ struct Engine {
         int task_ns_error;              /* ... or why it did not load */
 
         /* site-cache.c's */
+        LingerSite *lingering;          /* emptied sites kept attached for a while */
+        uint64_t linger_usec;
         OwnedSite *owned;               /* sites we loaded: attached, or cached */
         unsigned n_cached;              /* ... of which detached, kept for reuse */
         uint64_t cache_grace_usec;

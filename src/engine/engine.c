@@ -87,6 +87,8 @@ const char *engine_libbpf_error(void) {
 Engine *engine_free(Engine *e) {
         if (!e)
                 return NULL;
+        /* A lingering site holds nothing armed: nobody would detach it. */
+        engine_set_site_linger(e, 0);
         free(e->pin_root);
         free(e->sites_dir);
         free(e->events_path);

@@ -143,6 +143,9 @@ typedef struct EngineSiteStats {
                                          * in the first kprobe arm */
         uint64_t index_rebuilds;        /* the index of injections read again from the pins (at
                                          * adoption, and after another engine changed them) */
+        uint64_t linger_reuses;         /* arms that found their site lingering: no attach */
+        uint64_t lingers_ended;         /* lingering sites detached (their linger over, or ended early) */
+        unsigned n_lingering;           /* emptied sites still attached now, lingering */
         unsigned n_owned;               /* programs this engine holds, attached or cached */
         unsigned n_cached;              /* ... of which detached, kept for reuse */
 } EngineSiteStats;
@@ -159,6 +162,10 @@ uint32_t engine_max_per_function(Engine *e);
 
 #define ENGINE_SITE_CACHE_GRACE_DEFAULT_USEC (UINT64_C(10) * 60 * 1000000)
 #define ENGINE_SITE_CACHE_MAX_DEFAULT 32
+/* The daemon's default linger (engine_set_site_linger()); an engine
+ * starts with none. */
+#define ENGINE_SITE_LINGER_DEFAULT_USEC (UINT64_C(5) * 1000000)
+#define ENGINE_SITE_LINGER_MAX_USEC (UINT64_C(10) * 60 * 1000000)
 
 /* pin_root NULL: ENGINE_PIN_ROOT. Nothing is created until the first arm. */
 int engine_new(const char *pin_root, Engine **ret);
@@ -193,17 +200,30 @@ int engine_preload(Engine *e);
  * injections and half-built sites, and reports each one. */
 int engine_adopt(Engine *e, AdoptResult **ret, size_t *ret_n);
 
-/* When a site's last injection ends, its program is detached but kept
- * loaded, with emptied maps, for grace_usec; a request on the same function
- * and backend in that time re-attaches it instead of loading and verifying
- * it again. At most max_sites are kept, the least recently used freed
- * first. Either one 0 turns the cache off. Only sites this engine loaded
- * can be cached. */
+/* What a site's last injection leaves behind is kept for reuse in two
+ * stages, both this engine's memory (site-cache.c):
+ *
+ * The linger, either backend: the emptied site stays attached and pinned
+ * for linger_usec, so a request on the same function and backend in that
+ * time only writes map entries, as on a site another injection holds.
+ * While it lingers, every call of the function runs the program up to its
+ * first check (nothing armed: return), which fails nothing. Then it is
+ * detached. 0 (an engine's default) detaches at once, and setting 0 ends
+ * every linger now.
+ *
+ * The cache, fmod_ret only: once detached, its program stays loaded,
+ * with emptied maps, for grace_usec; a request on the same function in
+ * that time re-attaches it instead of loading and verifying it again. At
+ * most max_sites are kept, the least recently used freed first. Either one
+ * 0 turns the cache off. Only sites this engine loaded can be cached. A
+ * kprobe site needs no cache: every one runs the same program. */
+void engine_set_site_linger(Engine *e, uint64_t linger_usec);
 void engine_set_site_cache(Engine *e, uint64_t grace_usec, unsigned max_sites);
-/* Frees the cached sites whose grace period is over. Returns when the next
- * one's ends (CLOCK_BOOTTIME ns), or UINT64_MAX when none is cached. */
+/* Detaches the lingering sites whose linger is over and frees the cached
+ * programs whose grace period is over. Returns when the next one's ends
+ * (CLOCK_BOOTTIME ns), or UINT64_MAX when nothing lingers or is cached. */
 uint64_t engine_site_cache_expire(Engine *e);
-/* Frees every cached site now. */
+/* Detaches every lingering site and frees every cached program now. */
 void engine_site_cache_flush(Engine *e);
 void engine_site_stats(Engine *e, EngineSiteStats *ret);
 

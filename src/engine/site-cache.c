@@ -1,5 +1,25 @@
 /* SPDX-License-Identifier: MIT */
-/* The site cache, for fmod_ret sites. Loading an fmod_ret site means
+/* What a site's last injection leaves behind, kept for reuse in two
+ * stages: the linger, then (fmod_ret only) the cache.
+ *
+ * The linger, for both backends. Attaching is most of a request on a
+ * function nothing holds (a kprobe is created and kernel text patched, tens
+ * of milliseconds under emulation), and a sweep or a test suite arms the
+ * same function again right after its last injection ended. So an emptied
+ * site stays pinned, attached, with nothing armed, for e->linger_usec: a
+ * request in that time finds it as it would a site another injection holds
+ * (engine_arm() only writes map entries). Every call of the function then
+ * still runs the program, which finds nothing armed and returns at its
+ * first check (bpf/inject.bpf.c, n_live): it fails nothing, and costs the
+ * callers a kprobe's or trampoline's entry and two map lookups. The
+ * lingering sites are this engine's memory (e->lingering); when a linger
+ * is over (engine_site_cache_expire(), the daemon's timer), the site is
+ * retired as any emptied site used to be at once: unpinned, which detaches
+ * it. The engine ends every linger when the linger is set to 0, when the
+ * cache is flushed and when it is freed; a daemon killed during a linger
+ * leaves an empty site pinned, which the next engine_adopt() retires.
+ *
+ * The cache, for fmod_ret sites. Loading an fmod_ret site means
  * verifying its own program (a trampoline program is verified against its
  * target's BTF, so it cannot be shared): hundreds of milliseconds under
  * emulation, most of a cold request. So an fmod_ret site this engine
@@ -40,6 +60,112 @@ struct OwnedSite {
         bool detached;                  /* not pinned: a cached entry */
         uint64_t detached_ns;           /* CLOCK_BOOTTIME, when detached is set */
 };
+
+struct LingerSite {
+        LingerSite *next;
+        char function[INJECT_FUNC_LEN];
+        Backend backend;
+        uint64_t since_ns;              /* CLOCK_BOOTTIME, when its last injection ended */
+};
+
+static LingerSite **linger_find(Engine *e, const char *function, Backend b) {
+        LingerSite **p;
+
+        for (p = &e->lingering; *p; p = &(*p)->next)
+                if ((*p)->backend == b && strncmp((*p)->function, function, INJECT_FUNC_LEN) == 0)
+                        break;
+        return p;
+}
+
+bool site_linger(Engine *e, const Site *s) {
+        LingerSite **p, *l;
+
+        if (e->linger_usec == 0)
+                return false;
+        p = linger_find(e, s->info.function, s->info.backend);
+        l = *p;
+        if (!l) {
+                l = calloc(1, sizeof(*l));
+                if (!l)
+                        return false;
+                memcpy(l->function, s->info.function, INJECT_FUNC_LEN - 1);      /* calloc: NUL-ended */
+                l->backend = s->info.backend;
+                *p = l;
+        }
+        l->since_ns = now_nsec(CLOCK_BOOTTIME);
+        return true;
+}
+
+void site_linger_reuse(Engine *e, const Site *s) {
+        LingerSite **p = linger_find(e, s->info.function, s->info.backend), *l = *p;
+
+        e->stats.linger_reuses++;
+        if (!l)         /* not ours: another engine emptied it and left it pinned */
+                return;
+        *p = l->next;
+        free(l);
+}
+
+/* Retires the site of l if it is still pinned with nothing armed (another
+ * engine may have armed or retired it since), under the lock. The slots
+ * say, not the site map: they are what an arm writes first. */
+static void linger_end(Engine *e, const LingerSite *l) {
+        _cleanup_(site_closep) Site s = SITE_NULL;
+        _cleanup_free_ char *dir = NULL;
+        int r;
+
+        r = site_dir_name(e, l->function, l->backend, &dir);
+        if (r >= 0)
+                r = site_open(dir, &s);
+        if (r >= 0)
+                r = site_recount(&s);
+        if (r >= 0 && s.info.n_live == 0)
+                r = site_retire(e, &s);
+        if (r < 0 && r != -ENOENT && r != -ENOLINK)
+                log_warning_errno(r, "Cannot detach the lingering %s site of '%s', it stays attached (nothing is "
+                                  "armed there) until the daemon's next start: %m", backend_to_string(l->backend),
+                                  l->function);
+}
+
+/* Ends the lingers that are over, or all of them; returns when the next
+ * one is (CLOCK_BOOTTIME ns), UINT64_MAX when none is left. */
+static uint64_t site_linger_expire(Engine *e, bool all) {
+        _cleanup_(engine_unlockp) Engine *locked = NULL;
+        uint64_t now = now_nsec(CLOCK_BOOTTIME), next = UINT64_MAX, linger_ns = e->linger_usec * 1000;
+        LingerSite **p = &e->lingering, *l;
+        int r;
+
+        while ((l = *p)) {
+                if (!all && now - l->since_ns < linger_ns) {
+                        if (l->since_ns + linger_ns < next)
+                                next = l->since_ns + linger_ns;
+                        p = &l->next;
+                        continue;
+                }
+                if (!locked) {
+                        r = engine_lock(e);
+                        if (r < 0 && !all) {
+                                log_warning_errno(r, "Cannot take the engine lock to detach lingering sites, "
+                                                  "trying again later: %m");
+                                return now + linger_ns;
+                        }
+                        if (r >= 0)
+                                locked = e;
+                }
+                if (locked)
+                        linger_end(e, l);
+                *p = l->next;
+                free(l);
+                e->stats.lingers_ended++;
+        }
+        return next;
+}
+
+void engine_set_site_linger(Engine *e, uint64_t linger_usec) {
+        e->linger_usec = linger_usec;
+        if (linger_usec == 0)
+                (void) site_linger_expire(e, true);
+}
 
 static bool site_cache_enabled(const Engine *e) {
         return e->cache_grace_usec > 0 && e->cache_max > 0;
@@ -280,9 +406,12 @@ void engine_set_site_cache(Engine *e, uint64_t grace_usec, unsigned max_sites) {
 }
 
 uint64_t engine_site_cache_expire(Engine *e) {
-        uint64_t now = now_nsec(CLOCK_BOOTTIME), next = UINT64_MAX, grace_ns = e->cache_grace_usec * 1000;
+        uint64_t now, next, grace_ns = e->cache_grace_usec * 1000;
         OwnedSite *o, *n;
 
+        /* First: an fmod_ret site whose linger ends joins the cache. */
+        next = site_linger_expire(e, false);
+        now = now_nsec(CLOCK_BOOTTIME);
         site_cache_notice_detached(e);
         for (o = e->owned; o; o = n) {
                 n = o->next;
@@ -300,6 +429,7 @@ uint64_t engine_site_cache_expire(Engine *e) {
 void engine_site_cache_flush(Engine *e) {
         OwnedSite *o, *n;
 
+        (void) site_linger_expire(e, true);
         for (o = e->owned; o; o = n) {
                 n = o->next;
                 if (o->detached)
@@ -310,6 +440,9 @@ void engine_site_cache_flush(Engine *e) {
 void engine_site_stats(Engine *e, EngineSiteStats *ret) {
         *ret = e->stats;
         ret->n_cached = e->n_cached;
+        ret->n_lingering = 0;
+        for (LingerSite *l = e->lingering; l; l = l->next)
+                ret->n_lingering++;
         ret->n_owned = 0;
         for (OwnedSite *o = e->owned; o; o = o->next)
                 ret->n_owned++;

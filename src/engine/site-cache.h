@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-/* The site cache (site-cache.c): the fmod_ret programs this engine loaded,
- * attached or detached and kept for reuse. Its public side is engine.h's
- * engine_set_site_cache() and friends; this is what site.c asks of it. */
+/* The site cache (site-cache.c): emptied sites lingering, still attached,
+ * and the fmod_ret programs this engine loaded, attached or detached and
+ * kept for reuse. Its public side is engine.h's engine_set_site_cache()
+ * and friends; this is what site.c and arm.c ask of it. */
 
 #include <stdbool.h>
 
@@ -28,3 +29,11 @@ bool site_cache_put(Engine *e, const char *function, Backend b);
 void site_cache_held(Engine *e, bool *held);
 /* Frees every program, attached or not (pinned ones stay attached). */
 void site_cache_free_all(Engine *e);
+
+/* The site s was emptied (its last injection removed, under the lock):
+ * true when it lingers, still attached, and the caller leaves it pinned;
+ * false when it is to be retired now (no linger, or no memory). */
+bool site_linger(Engine *e, const Site *s);
+/* An arm found the site s pinned with nothing armed: a lingering one,
+ * which is re-used and no longer lingers. */
+void site_linger_reuse(Engine *e, const Site *s);

@@ -656,7 +656,7 @@ void slot_scope_key(const struct inject_slot *slot, struct inject_scope_key *ret
 }
 
 /* First its scope entry, so no new call reaches it, then its slot. */
-int site_remove_slot(Engine *e, Site *s, uint32_t idx) {
+int site_remove_slot(Engine *e, Site *s, uint32_t idx, bool linger) {
         struct inject_scope_key key;
         struct inject_slot slot;
         int r;
@@ -676,9 +676,36 @@ int site_remove_slot(Engine *e, Site *s, uint32_t idx) {
         r = site_recount(s);
         if (r < 0)
                 return r;
-        if (s->info.n_live == 0)
+        if (s->info.n_live == 0 && !(linger && site_linger(e, s)))
                 r = site_retire(e, s);
         return r;
+}
+
+int site_retire_empty(Engine *e) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+        int r;
+
+        d = opendir(e->sites_dir);
+        if (!d)
+                return errno == ENOENT ? 0 : negative_errno();
+        while ((de = readdir(d))) {
+                _cleanup_(site_closep) Site s = SITE_NULL;
+                char dir[PATH_MAX];
+
+                if (de->d_name[0] == '.' || pin_path(dir, sizeof(dir), e->sites_dir, de->d_name) < 0 ||
+                    site_open(dir, &s) < 0)
+                        continue;       /* half-built ones are site_foreach_slot()'s */
+                r = site_recount(&s);
+                if (r >= 0 && s.info.n_live == 0) {
+                        log_info("Detaching the site '%s': nothing is armed there (it was lingering when the "
+                                 "previous engine ended).", dir);
+                        r = site_retire(e, &s);
+                }
+                if (r < 0)
+                        return r;
+        }
+        return 0;
 }
 
 static InjectionState slot_state(const struct inject_slot *slot, uint64_t now) {

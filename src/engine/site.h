@@ -53,8 +53,12 @@ int site_recount(Site *s);
 /* Unpins a site with nothing armed, which detaches its program, and frees
  * its index (an fmod_ret site the cache keeps keeps it). */
 int site_retire(Engine *e, Site *s);
-/* Takes one injection out of a site; retires the site when it was the last. */
-int site_remove_slot(Engine *e, Site *s, uint32_t idx);
+/* Takes one injection out of a site. When it was the last, the site
+ * lingers (site_linger()) if linger says it may, and is retired otherwise. */
+int site_remove_slot(Engine *e, Site *s, uint32_t idx, bool linger);
+/* Retires every complete pinned site with nothing armed: after a crash,
+ * the sites that were lingering then. */
+int site_retire_empty(Engine *e);
 
 /* The key of a slot's entry in the site's scopes map. */
 void slot_scope_key(const struct inject_slot *slot, struct inject_scope_key *ret);

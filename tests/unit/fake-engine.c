@@ -425,6 +425,9 @@ int engine_adopt(Engine *e, AdoptResult **ret, size_t *ret_n) {
         return 0;
 }
 
+void engine_set_site_linger(Engine *e, uint64_t linger_usec) {
+}
+
 void engine_set_site_cache(Engine *e, uint64_t grace_usec, unsigned max_sites) {
 }
 

@@ -111,12 +111,13 @@ elif ((rss > base_rss + slack)); then
     fail "RSS grew from ${base_rss} kB to ${rss} kB under load (allowed: ${slack} kB)"
 fi
 
-# No BPF object or pin left: the sites' pins and links go with their last
-# injection; their programs and maps, which the daemon keeps for reuse
-# (--site-cache), and the rest go when it stops (check_clean, at finish,
-# checks programs and pins again).
-[[ -z $(find /sys/fs/bpf/injectd -path '*/sites/*' 2>/dev/null) ]] ||
-    fail "pins left: $(find /sys/fs/bpf/injectd)"
+# No BPF object or pin left: the sites' pins and links go once their
+# last injection's linger is over (--site-linger, 5 s; the bound is for a
+# loaded machine); their programs and maps, which the daemon keeps for
+# reuse (--site-cache), and the rest go when it stops (check_clean, at
+# finish, checks programs and pins again).
+no_site_pins() { [[ -z $(find /sys/fs/bpf/injectd -path '*/sites/*' 2>/dev/null) ]]; }
+if ! (wait_until 120 no_site_pins) 2>/dev/null; then fail "pins left: $(find /sys/fs/bpf/injectd)"; fi
 stop_injectd
 our_maps() { bpftool map show 2>/dev/null | grep -E ' name (scopes|slots|site|events|stack_scratch|inject[^ ]*) ' || true; }
 no_maps() { [[ -z $(our_maps) ]]; }

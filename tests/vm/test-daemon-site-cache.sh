@@ -12,7 +12,10 @@
 # process-scope tagging programs are loaded once at start and kept. The
 # capabilities' engine statistics tell a cold arm (loaded and verified)
 # from a warm one (re-attached), phase by phase. --max-per-function caps
-# the injections on one function.
+# the injections on one function. The daemon runs with --site-linger=0:
+# here a site is detached as soon as its last injection ends, so its
+# program goes to the cache at once (test-daemon-site-linger.sh tests the
+# linger, the stage before).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-engine.sh"
 . "$(dirname "$0")/lib-daemon.sh"
@@ -20,7 +23,7 @@
 # Long enough for the checks between two injections, however slow the
 # VM; the expiry itself is tested with a short grace period, at the end.
 daemon_setup
-start_injectd --site-cache=10min
+start_injectd --site-linger=0 --site-cache=10min
 
 PINS=/sys/fs/bpf/injectd/sites
 TAGS=/sys/fs/bpf/injectd/tags
@@ -189,7 +192,7 @@ check_clean
 
 # The grace period ends: the program is freed (RCU may take a moment).
 GRACE=8
-start_injectd --site-cache=${GRACE}s
+start_injectd --site-linger=0 --site-cache=${GRACE}s
 start_fixture openat 1 /etc/hostname
 cancel "$(inject __x64_sys_openat fmod_ret "$FIXTURE_PID" '')"
 prog=$(prog_ids inject_fmod_ret)
@@ -203,7 +206,7 @@ log "fmod_ret: cached program $prog freed after its grace period"
 # least recently used.
 stop_injectd
 check_clean
-start_injectd --site-cache=10min --site-cache-max=1
+start_injectd --site-linger=0 --site-cache=10min --site-cache-max=1
 start_fixture openat 1 /etc/hostname
 cancel "$(inject __x64_sys_openat fmod_ret "$FIXTURE_PID" '')"
 assert_eq 1 "$(prog_ids inject_fmod_ret | wc -l)" "cached programs after one function"
@@ -215,7 +218,7 @@ wait_until 120 one_left
 # Off: the program goes with its site, as before the cache.
 stop_injectd
 check_clean
-start_injectd --site-cache=0
+start_injectd --site-linger=0 --site-cache=0
 engine_stats >/dev/null
 TAG_PROG=$(prog_ids inject_tag_fork)
 start_fixture openat 1 /etc/hostname
@@ -232,7 +235,7 @@ check_clean
 # The cap on injections per function: --max-per-function. The third
 # injection on a function armed twice is refused; the slot a cancel frees
 # is taken again.
-start_injectd --max-per-function=2
+start_injectd --site-linger=0 --max-per-function=2
 out=$("$VARLINK_CALL" "$SOCKET" org.injectd.Injector.GetCapabilities '{}') || fail "GetCapabilities failed: $out"
 assert_eq 2 "$(jq -r .parameters.capabilities.limits.max_per_function <<<"$out")" "limits.max_per_function"
 holders=()

@@ -6,7 +6,8 @@
 # process, so the task-tags programs are loaded too), cancels, and waits
 # for the site to go; the backend alternates, and every 5th cycle the
 # daemon's cache of detached programs is flushed, so the next attach is a
-# fresh program's. Two busy callers open a file every 0.5 ms throughout.
+# fresh program's. No linger (--site-linger=0): each cancel detaches the
+# site. Two busy callers open a file every 0.5 ms throughout.
 # INJECTD_STRESS_CYCLES sets the number of cycles (default 40, about two
 # minutes under TCG; by hand, 2000 or more).
 # shellcheck source=tests/vm/lib.sh
@@ -21,7 +22,7 @@ FIRST_FAULT=$BUILD_DIR/bench/first-fault
 [[ -x $FIRST_FAULT ]] || fail "first-fault is not built at '$FIRST_FAULT'"
 
 daemon_setup
-start_injectd --polkit=off --rate=0 --site-cache=10min
+start_injectd --polkit=off --rate=0 --site-cache=10min --site-linger=0
 
 # The busy callers: never in an injection's scope, so they never fail and
 # run until the end; their opens go through every program attached.
