@@ -1097,10 +1097,18 @@ bench_clients() {
     # What the clients said other than run's summary (its header and row).
     reasons=$(cat "$d"/c.*.err 2>/dev/null | grep -vE "^ *$|^FUNCTION +MATCHED|^$HOT_FN " | sed 's/[0-9a-f]\{16\}/ID/g; s/[0-9]\+/N/g' | sort | uniq -c | sort -rn | head -8) || true
     read -r rss hwm <<<"$(daemon_rss)"
-    local cpu=null gone=false
+    local cpu=null gone=false died=''
     [[ -n $ticks1 ]] && cpu=$((ticks1 - ticks0))
-    kill -0 "$INJECTD_PID" 2>/dev/null || { gone=true; log "t9: injectd is gone"; }
-    emit "{\"kind\":\"clients\",\"clients\":$n,\"ready\":$ready,\"served\":$served,\"failed\":$failed,\"not_armed\":$not_armed,\"lost\":$lost,\"arm_all_ms\":$((tarm / 1000)),\"release_ms\":$((trel / 1000)),\"total_ms\":$((tdone / 1000)),\"daemon_cpu_ticks\":$cpu,\"clk_tck\":$clk_tck,\"daemon_rss_kib\":${rss:-null},\"daemon_hwm_kib\":${hwm:-null},\"daemon_gone\":$gone,\"min_mem_available_kib\":$minmem,\"mem_total_kib\":$(awk '/MemTotal/ {print $2}' /proc/meminfo),\"engine_before\":$e0,\"engine_after\":$e1,\"client_errors\":$(jstr "$reasons")}"
+    if ! kill -0 "$INJECTD_PID" 2>/dev/null; then
+        # How it ended: its exit status (137: SIGKILL), and what the
+        # kernel said of it (the OOM killer's line, a segfault).
+        gone=true
+        local st=0
+        wait "$INJECTD_PID" 2>/dev/null || st=$?
+        died="exit status $st; kernel: $( (dmesg | grep -E "injectd|Out of memory" | tail -3 | tr '\n' ' ') || true)"
+        log "t9: injectd is gone ($died)"
+    fi
+    emit "{\"kind\":\"clients\",\"daemon_died\":$(jstr "$died"),\"clients\":$n,\"ready\":$ready,\"served\":$served,\"failed\":$failed,\"not_armed\":$not_armed,\"lost\":$lost,\"arm_all_ms\":$((tarm / 1000)),\"release_ms\":$((trel / 1000)),\"total_ms\":$((tdone / 1000)),\"daemon_cpu_ticks\":$cpu,\"clk_tck\":$clk_tck,\"daemon_rss_kib\":${rss:-null},\"daemon_hwm_kib\":${hwm:-null},\"daemon_gone\":$gone,\"min_mem_available_kib\":$minmem,\"mem_total_kib\":$(awk '/MemTotal/ {print $2}' /proc/meminfo),\"engine_before\":$e0,\"engine_after\":$e1,\"client_errors\":$(jstr "$reasons")}"
     log "t9: $served served, $failed failed, $not_armed never armed, $lost lost of $n; daemon CPU $cpu ticks"
     rm -f "$d"/c.*
 }

@@ -26,12 +26,18 @@
 
 #define RUN_SPECS_MAX 64
 #define RUN_EVENT_WAIT_USEC (1 * USEC_PER_SEC)          /* for a removal event to trail ListInjections */
+/* For the removal event of an injection this client just cancelled: the
+ * daemon sent it before the answer to Cancel, so it is surely coming, and
+ * the wait ends as soon as it is here (or the stream ends). The bound is
+ * for a machine so loaded that the watcher thread is not run for long. */
+#define RUN_CANCELLED_WAIT_USEC (60 * USEC_PER_SEC)
 #define RUN_FALLBACK_POLL_USEC (100 * 1000)             /* only without the event stream */
 
 typedef struct Armed {
         FailSpec *spec;
         char *id;
         json_object *last;      /* the freshest document seen */
+        bool cancelled;
 } Armed;
 
 static volatile sig_atomic_t got_signal;
@@ -179,7 +185,16 @@ int cmd_run(int argc, char **argv) {
          * now: connecting first would start injectd by its socket, not by
          * the D-Bus call the user asked for; and no fault can come before
          * the command runs. */
-        (void) event_watcher_start(arg_varlink_path, NULL, &w);
+        {
+                const char *ids[RUN_SPECS_MAX];
+
+                for (size_t i = 0; i < n_specs; i++)
+                        ids[i] = armed[i].id;
+                /* Only its own: a client that watched all of its user's
+                 * injections would get, as would each of n concurrent
+                 * runs of the same user, the events of all n. */
+                (void) event_watcher_start_ids(arg_varlink_path, ids, n_specs, &w);
+        }
         r = held_child_release(&child, &exec_errno);
         if (r < 0) {
                 ret = report_error(NULL, r, "Cannot start the command");
@@ -212,13 +227,42 @@ int cmd_run(int argc, char **argv) {
         child_pid = 0;
         held_child_done(&child);
 
-        /* Final counters: fresh for the injections still armed, from the
-         * removal event for those that ended during the run. The event
-         * and ListInjections come over different connections, so the
-         * event may trail the list by a moment: wait for it, bounded by
-         * RUN_EVENT_WAIT_USEC, and woken at once when it comes or the
-         * stream ends. */
-        {
+        /* Final counters. With the event stream, every injection's come
+         * with its removal event: cancel those still armed, and take the
+         * document of each removal (those that ended during the run have
+         * theirs already). A ListInjections would bring the documents of
+         * all of the user's injections, n of them to each of n concurrent
+         * runs. */
+        if (w && !event_watcher_ended(w)) {
+                for (size_t i = 0; i < n_specs; i++) {
+                        r = transport_cancel(t, armed[i].id);
+                        if (r >= 0 ||
+                            (r == -EREMOTEIO && strcmp(transport_error_name(t), "NoSuchInjection") == 0))
+                                armed[i].cancelled = true;
+                }
+                for (size_t i = 0; i < n_specs; i++) {
+                        json_object *doc;
+
+                        if (!armed[i].cancelled)
+                                continue;
+                        doc = event_watcher_wait_removed(w, armed[i].id, RUN_CANCELLED_WAIT_USEC);
+                        if (!doc)
+                                continue;
+                        json_object_put(armed[i].last);
+                        armed[i].last = doc;
+                }
+        }
+        /* Without it, or for what could not be cancelled: fresh for the
+         * injections still armed, from the removal event for those that
+         * ended during the run. The event and ListInjections come over
+         * different connections, so the event may trail the list by a
+         * moment: wait for it, bounded by RUN_EVENT_WAIT_USEC, and woken
+         * at once when it comes or the stream ends. */
+        bool need_list = false;
+        for (size_t i = 0; i < n_specs; i++)
+                if (!armed[i].cancelled)
+                        need_list = true;
+        if (need_list) {
                 _cleanup_json_ json_object *list = NULL;
 
                 /* A failed list (the daemon gone) leaves the events. */
@@ -227,6 +271,8 @@ int cmd_run(int argc, char **argv) {
                 for (size_t i = 0; i < n_specs; i++) {
                         json_object *doc = list ? injection_find(list, armed[i].id) : NULL;
 
+                        if (armed[i].cancelled)
+                                continue;
                         if (doc)
                                 json_object_get(doc);
                         else
@@ -297,7 +343,7 @@ abort_child:
 
 cancel:
         for (size_t i = 0; i < n_specs; i++) {
-                if (!armed[i].id)
+                if (!armed[i].id || armed[i].cancelled)
                         continue;
                 r = transport_cancel(t, armed[i].id);
                 if (r == -EREMOTEIO && strcmp(transport_error_name(t), "NoSuchInjection") == 0)

@@ -29,7 +29,7 @@ struct EventWatcher {
         json_object *removed;   /* id → last injection document */
         json_object *faults;    /* id → first fault event */
         json_object *n_faults;  /* id → fault events seen */
-        json_object *params;    /* of the Watch call: the one id followed, or NULL */
+        json_object *params;    /* of the Watch call: the ids followed, or NULL */
         int ready[2];           /* the thread writes a byte once "watching", or on its end */
         int notify;             /* an eventfd, added to on each fault and removed event, and at the end */
 };
@@ -88,6 +88,10 @@ static void *watch_thread(void *userdata) {
 }
 
 int event_watcher_start(const char *path, const char *id, EventWatcher **ret) {
+        return event_watcher_start_ids(path, id ? &id : NULL, id ? 1 : 0, ret);
+}
+
+int event_watcher_start_ids(const char *path, const char *const *ids, size_t n_ids, EventWatcher **ret) {
         _cleanup_(event_watcher_freep) EventWatcher *w = NULL;
         pthread_condattr_t attr;
         sigset_t all, old_mask;
@@ -110,11 +114,10 @@ int event_watcher_start(const char *path, const char *id, EventWatcher **ret) {
         w->n_faults = json_object_new_object();
         if (!w->removed || !w->faults || !w->n_faults)
                 return -ENOMEM;
-        if (id) {
-                _cleanup_json_ json_object *ids = json_object_new_array();
+        if (n_ids > 0) {
+                _cleanup_json_ json_object *a = json_new_strv(ids, n_ids);
 
-                if (!ids || json_append_string(ids, id) < 0 ||
-                    json_build_object(&w->params, JSON_PAIR_REF("ids", ids), JSON_BUILD_END) < 0)
+                if (!a || json_build_object(&w->params, JSON_PAIR_REF("ids", a), JSON_BUILD_END) < 0)
                         return -ENOMEM;
         }
         if (pipe2(w->ready, O_CLOEXEC) < 0)

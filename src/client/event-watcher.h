@@ -10,6 +10,7 @@
  * this works with the D-Bus transport too. */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <json-c/json.h>
@@ -22,6 +23,11 @@ typedef struct EventWatcher EventWatcher;
  * once the stream is on, so that nothing armed afterwards is missed. With
  * id, only that injection's events come (Watch's "ids"). */
 int event_watcher_start(const char *path, const char *id, EventWatcher **ret);
+/* The same for the n_ids (1 to 64) injections of ids: what a client that
+ * armed them wants. A watch of every injection of the user costs each of
+ * n concurrent clients the events of all n: n² in all, in the daemon and
+ * in the clients' memory (docs/performance.md, target 9). */
+int event_watcher_start_ids(const char *path, const char *const *ids, size_t n_ids, EventWatcher **ret);
 EventWatcher *event_watcher_free(EventWatcher *w);
 DEFINE_TRIVIAL_CLEANUP_FUNC(EventWatcher *, event_watcher_free)
 

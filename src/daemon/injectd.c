@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <systemd/sd-daemon.h>
 
@@ -266,6 +267,41 @@ static int parse_argv(int argc, char **argv) {
         return 1;
 }
 
+/* Descriptors beside the Varlink connections: the bus, BPF objects, the
+ * state directory, the event loop's own. */
+#define FDS_BESIDE_CONNECTIONS 256U
+
+/* Each Varlink connection holds a descriptor, and injections and BPF
+ * objects hold more. Outside systemd (whose unit sets LimitNOFILE=) the
+ * soft limit is often 1024: raise it to the hard limit, which needs no
+ * privilege and is safe for a daemon that polls with epoll, never
+ * select(). If even that is short of what the connection limit needs,
+ * say so now: past it accept() fails with EMFILE, and peers wait in the
+ * listen backlog until others close (the log says that too). */
+static void raise_fd_limit(unsigned connections_max) {
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
+                log_warning_errno(negative_errno(), "Cannot read the file descriptor limit, ignoring: %m");
+                return;
+        }
+        if (rl.rlim_cur < rl.rlim_max) {
+                rlim_t soft = rl.rlim_cur;
+
+                rl.rlim_cur = rl.rlim_max;
+                if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+                        log_warning_errno(negative_errno(), "Cannot raise the file descriptor limit to %llu, ignoring: %m",
+                                          (unsigned long long) rl.rlim_max);
+                        rl.rlim_cur = soft;
+                }
+        }
+        if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t) connections_max + FDS_BESIDE_CONNECTIONS)
+                log_warning("The file descriptor limit, %llu, is short of the %u Varlink connections allowed "
+                            "(--max-connections) and %u more: connections past it wait until others close. "
+                            "Raise LimitNOFILE= (ulimit -n).", (unsigned long long) rl.rlim_cur, connections_max,
+                            FDS_BESIDE_CONNECTIONS);
+}
+
 static int run(int argc, char **argv) {
         /* Freed in reverse: the front ends first, while the core they call
          * is still whole, then the core. */
@@ -279,6 +315,7 @@ static int run(int argc, char **argv) {
                 return r;
         if (geteuid() != 0)
                 return log_error_errno(-EPERM, "injectd must run as root (it owns /sys/fs/bpf/injectd).");
+        raise_fd_limit(arg_options.connections_max);
         if (!arg_keep_caps) {
                 r = privileges_drop();
                 if (r < 0)

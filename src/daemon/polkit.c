@@ -21,6 +21,10 @@ struct PolkitContext {
         sd_bus *bus;
         PolkitMode mode;
         PolkitCheck *checks;            /* pending ones, for polkit_context_free() */
+        PolkitCheck *queue_head, *queue_tail;   /* built, waiting for a place in flight, oldest first */
+        unsigned n_in_flight;           /* CheckAuthorization calls sent and not answered */
+        unsigned n_in_flight_interactive;       /* ...of which interactive */
+        sd_event_source *pump;          /* sends queued checks, from the loop */
         uint64_t n_started;             /* makes cancellation ids unique */
         bool warned_unavailable;        /* "auto" fell back, and said so */
 };
@@ -28,6 +32,9 @@ struct PolkitContext {
 struct PolkitCheck {
         PolkitContext *context;         /* NULL once finished or cancelled */
         PolkitCheck *prev, *next;
+        PolkitCheck *queue_prev, *queue_next;
+        sd_bus_message *queued;         /* CheckAuthorization built, not sent yet */
+        bool interactive;
         sd_bus_slot *slot;              /* CheckAuthorization in flight */
         sd_event_source *defer;         /* a decision made without polkit, on its way */
         PolkitResult deferred;          /* ...and that decision */
@@ -57,8 +64,11 @@ int polkit_mode_from_string(const char *s) {
         return -EINVAL;
 }
 
+static int on_pump(sd_event_source *s, void *userdata);
+
 int polkit_context_new(sd_event *event, sd_bus *bus, PolkitMode mode, PolkitContext **ret) {
         PolkitContext *c;
+        int r;
 
         if (!event || !ret || mode < 0 || mode >= _POLKIT_MODE_MAX)
                 return -EINVAL;
@@ -69,6 +79,14 @@ int polkit_context_new(sd_event *event, sd_bus *bus, PolkitMode mode, PolkitCont
         c->event = sd_event_ref(event);
         c->bus = sd_bus_ref(bus);
         c->mode = mode;
+        r = sd_event_add_defer(event, &c->pump, on_pump, c);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(c->pump, SD_EVENT_OFF);
+        if (r < 0) {
+                polkit_context_free(c);
+                return r;
+        }
+        (void) sd_event_source_set_description(c->pump, "polkit-queue");
         *ret = c;
         return 0;
 }
@@ -92,9 +110,45 @@ static void check_unlink(PolkitCheck *check) {
         check->context = NULL;
 }
 
-/* Stops a pending check: no callback will come. An interactive check may have
- * a password dialog open for it in polkitd's agent: ask polkitd to withdraw
- * it (no reply wanted, nothing to wait for). */
+static void queue_remove(PolkitCheck *check) {
+        PolkitContext *c = check->context;
+
+        if (!check->queued || !c)
+                return;
+        if (check->queue_prev)
+                check->queue_prev->queue_next = check->queue_next;
+        else
+                c->queue_head = check->queue_next;
+        if (check->queue_next)
+                check->queue_next->queue_prev = check->queue_prev;
+        else
+                c->queue_tail = check->queue_prev;
+        check->queue_prev = check->queue_next = NULL;
+        check->queued = sd_bus_message_unref(check->queued);
+}
+
+/* The check's call is answered or abandoned: its place in flight goes to
+ * the oldest queued check, sent from the loop (on_pump()), never from
+ * here, where the caller may be walking a list of its own. */
+static void check_release(PolkitCheck *check) {
+        PolkitContext *c = check->context;
+
+        if (!check->slot)
+                return;
+        check->slot = sd_bus_slot_unref(check->slot);   /* sd-bus keeps its own reference while dispatching */
+        if (!c)
+                return;
+        c->n_in_flight--;
+        if (check->interactive)
+                c->n_in_flight_interactive--;
+        if (c->queue_head && c->pump)
+                (void) sd_event_source_set_enabled(c->pump, SD_EVENT_ONESHOT);
+}
+
+/* Stops a pending check: no callback will come. A queued check was never
+ * sent, and nobody hears of it. An interactive check may have a password
+ * dialog open for it in polkitd's agent: ask polkitd to withdraw it (no
+ * reply wanted, nothing to wait for). */
 static void check_cancel(PolkitCheck *check) {
         PolkitContext *c = check->context;
 
@@ -107,7 +161,8 @@ static void check_cancel(PolkitCheck *check) {
                         log_debug_errno(r, "Failed to cancel polkit check '%s', ignoring: %m",
                                         check->cancellation_id);
         }
-        check->slot = sd_bus_slot_unref(check->slot);
+        queue_remove(check);
+        check_release(check);
         check->defer = sd_event_source_disable_unref(check->defer);
         check_unlink(check);
 }
@@ -130,6 +185,8 @@ PolkitContext *polkit_context_free(PolkitContext *c) {
         if (!c)
                 return NULL;
 
+        /* Nothing queued is sent any more. */
+        c->pump = sd_event_source_disable_unref(c->pump);
         while (c->checks) {
                 PolkitCheck *check = c->checks;
 
@@ -152,7 +209,8 @@ static void check_complete(PolkitCheck *check, const PolkitResult *result) {
         void *userdata = check->userdata;
         bool floating = check->floating;
 
-        check->slot = sd_bus_slot_unref(check->slot);   /* sd-bus keeps its own reference while dispatching */
+        queue_remove(check);
+        check_release(check);
         check->defer = sd_event_source_disable_unref(check->defer);
         check_unlink(check);
 
@@ -327,15 +385,16 @@ static bool details_valid(const char *const *details) {
         return true;
 }
 
-/* Sends CheckAuthorization. Returns 0 when sent, < 0 when it could not be. */
-static int check_send(PolkitCheck *check, const PolkitSubject *subject, const char *action_id,
-                      const char *const *details, bool interactive) {
+/* Builds the CheckAuthorization call; it is sent now or when its turn
+ * comes (check_send()). */
+static int check_build(PolkitCheck *check, const PolkitSubject *subject, const char *action_id,
+                       const char *const *details, sd_bus_message **ret) {
         PolkitContext *c = check->context;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         int r;
 
-        if (interactive && asprintf(&check->cancellation_id, "injectd-%d-%" PRIu64,
-                                    (int) getpid(), ++c->n_started) < 0)
+        if (check->interactive && asprintf(&check->cancellation_id, "injectd-%d-%" PRIu64,
+                                           (int) getpid(), ++c->n_started) < 0)
                 return -ENOMEM;
 
         r = sd_bus_message_new_method_call(c->bus, &m, POLKIT_BUS_NAME, POLKIT_OBJECT, POLKIT_INTERFACE,
@@ -351,13 +410,101 @@ static int check_send(PolkitCheck *check, const PolkitSubject *subject, const ch
         r = append_details(m, details);
         if (r < 0)
                 return r;
-        r = sd_bus_message_append(m, "us", interactive ? POLKIT_FLAG_ALLOW_USER_INTERACTION : 0,
+        r = sd_bus_message_append(m, "us", check->interactive ? POLKIT_FLAG_ALLOW_USER_INTERACTION : 0,
                                   check->cancellation_id ?: "");
         if (r < 0)
                 return r;
+        *ret = TAKE_PTR(m);
+        return 0;
+}
 
-        return sd_bus_call_async(c->bus, &check->slot, m, on_check_reply, check,
-                                 interactive ? POLKIT_INTERACTIVE_TIMEOUT_USEC : POLKIT_TIMEOUT_USEC);
+/* Whether a check may be sent now: fewer than POLKIT_IN_FLIGHT_MAX in
+ * flight, and an interactive one also within its share. */
+static bool check_fits(const PolkitContext *c, bool interactive) {
+        return c->n_in_flight < POLKIT_IN_FLIGHT_MAX &&
+               (!interactive || c->n_in_flight_interactive < POLKIT_IN_FLIGHT_INTERACTIVE_MAX);
+}
+
+/* Sends m and takes a place in flight. The timeout counts from here, not
+ * from the request: a queued check waits as long as its turn takes. */
+static int check_send(PolkitCheck *check, sd_bus_message *m) {
+        PolkitContext *c = check->context;
+        int r;
+
+        r = sd_bus_call_async(c->bus, &check->slot, m, on_check_reply, check,
+                              check->interactive ? POLKIT_INTERACTIVE_TIMEOUT_USEC : POLKIT_TIMEOUT_USEC);
+        if (r < 0) {
+                check->slot = sd_bus_slot_unref(check->slot);
+                return r;
+        }
+        c->n_in_flight++;
+        if (check->interactive)
+                c->n_in_flight_interactive++;
+        return 0;
+}
+
+/* The answer to a check whose call could not be sent. The bus connection
+ * is broken then: polkit may well be fine, so even "auto" does not fall
+ * back. */
+static int send_failed(int error, PolkitResult *result, char **ret_message) {
+        *result = (PolkitResult) { .how = POLKIT_HOW_POLKIT, .error = error };
+        if (asprintf(ret_message, "Failed to send CheckAuthorization to polkit: %s", strerror(-error)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+static void queue_append(PolkitCheck *check, sd_bus_message *m) {
+        PolkitContext *c = check->context;
+
+        check->queued = sd_bus_message_ref(m);
+        check->queue_prev = c->queue_tail;
+        if (c->queue_tail)
+                c->queue_tail->queue_next = check;
+        else
+                c->queue_head = check;
+        c->queue_tail = check;
+}
+
+/* Sends the oldest queued checks that fit. An interactive check over its
+ * share lets the ones behind it pass, so that password dialogs left open
+ * cannot hold up everyone else's checks. */
+static int on_pump(sd_event_source *s, void *userdata) {
+        PolkitContext *c = userdata;
+        unsigned n_sent = 0;
+
+        for (PolkitCheck *check = c->queue_head, *next; check && c->n_in_flight < POLKIT_IN_FLIGHT_MAX;
+             check = next) {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+                _cleanup_free_ char *message = NULL;
+                PolkitResult result;
+                int r;
+
+                next = check->queue_next;
+                if (!check_fits(c, check->interactive))
+                        continue;
+                m = sd_bus_message_ref(check->queued);
+                queue_remove(check);
+                r = check_send(check, m);
+                if (r >= 0) {
+                        n_sent++;
+                        continue;
+                }
+
+                /* Its callback may free the context: the rest of the queue
+                 * waits for the next round. */
+                if (c->queue_head)
+                        (void) sd_event_source_set_enabled(c->pump, SD_EVENT_ONESHOT);
+                if (send_failed(r, &result, &message) >= 0)
+                        result.error_message = message;
+                else
+                        result.error_message = "Failed to send CheckAuthorization to polkit";
+                check_complete(check, &result);
+                return 0;
+        }
+        if (n_sent > 0)
+                log_debug("Sent %u queued polkit check(s); %u in flight%s.", n_sent, c->n_in_flight,
+                          c->queue_head ? ", more queued" : "");
+        return 0;
 }
 
 int polkit_check_async(
@@ -371,6 +518,7 @@ int polkit_check_async(
                 PolkitCheck **ret_check) {
 
         _cleanup_(polkit_check_freep) PolkitCheck *check = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         _cleanup_free_ char *message = NULL;
         PolkitResult decided = { .how = POLKIT_HOW_POLKIT };
         int r;
@@ -386,6 +534,7 @@ int polkit_check_async(
         check->callback = cb;
         check->userdata = userdata;
         check->floating = !ret_check;
+        check->interactive = interactive;
         check->next = c->checks;
         if (c->checks)
                 c->checks->prev = check;
@@ -409,17 +558,32 @@ int polkit_check_async(
                 goto defer;
         }
 
-        r = check_send(check, subject, action_id, details, interactive);
+        r = check_build(check, subject, action_id, details, &m);
         if (r == -ENOMEM || r == -EINVAL)
                 return r;
         if (r < 0) {
-                /* The bus connection is broken: polkit may well be fine, so even
-                 * "auto" does not fall back here. */
-                check->slot = sd_bus_slot_unref(check->slot);
-                decided.error = r;
-                if (asprintf(&message, "Failed to send CheckAuthorization to polkit: %s", strerror(-r)) < 0)
-                        return -ENOMEM;
+                r = send_failed(r, &decided, &message);
+                if (r < 0)
+                        return r;
                 goto defer;
+        }
+        /* Behind those already queued, so that they keep their order. */
+        if (!c->queue_head && check_fits(c, interactive)) {
+                r = check_send(check, m);
+                if (r < 0) {
+                        r = send_failed(r, &decided, &message);
+                        if (r < 0)
+                                return r;
+                        goto defer;
+                }
+        } else {
+                queue_append(check, m);
+                /* Queued behind interactive checks over their share, it
+                 * may go at once. */
+                if (check_fits(c, interactive))
+                        (void) sd_event_source_set_enabled(c->pump, SD_EVENT_ONESHOT);
+                log_debug("polkit check queued: %u in flight, at most %u%s.", c->n_in_flight, POLKIT_IN_FLIGHT_MAX,
+                          interactive ? " (interactive)" : "");
         }
 
         goto done;

@@ -56,6 +56,25 @@
 #define POLKIT_TIMEOUT_USEC (UINT64_C(25) * 1000000)
 #define POLKIT_INTERACTIVE_TIMEOUT_USEC (UINT64_C(5) * 60 * 1000000)
 
+/* At most this many CheckAuthorization calls wait for polkitd's answer at
+ * once; the rest wait in the daemon, in the order they came, and each is
+ * sent when an earlier one is answered. Unbounded, a burst of requests
+ * hits the system bus's limit on one connection's calls waiting for
+ * replies (dbus-daemon's max_replies_per_connection, 128 by default),
+ * and every call past it fails at once with LimitsExceeded. The bound is
+ * well below that, because every other call the daemon has waiting on
+ * its bus connection counts too, and because each call's timeout
+ * (POLKIT_TIMEOUT_USEC) starts when it is sent: polkitd answers one
+ * check after the other, so the last of 32 waits for 31 answers, a few
+ * seconds even at the few answers a second polkitd gives under emulation
+ * (docs/performance.md, target 9), where 128 in flight timed out.
+ * Sending more at once would not be faster either. */
+#define POLKIT_IN_FLIGHT_MAX 32U
+/* Of those, interactive ones (which wait for a person, up to
+ * POLKIT_INTERACTIVE_TIMEOUT_USEC): password dialogs left open cannot
+ * take every place, and checks queued behind them pass them. */
+#define POLKIT_IN_FLIGHT_INTERACTIVE_MAX 16U
+
 typedef enum PolkitMode {
         POLKIT_MODE_AUTO,
         POLKIT_MODE_REQUIRED,
@@ -126,7 +145,10 @@ PolkitMode polkit_context_get_mode(const PolkitContext *c);
  *
  * cb is called exactly once, later, from the event loop — never from
  * inside this function, even when polkit is not consulted — unless the
- * check is freed or the context is freed first.
+ * check is freed or the context is freed first. Past
+ * POLKIT_IN_FLIGHT_MAX checks in flight the check is queued, never
+ * refused: it is sent when its turn comes, and a queued check that is
+ * freed is never sent.
  *
  * ret_check: NULL makes the check floating (owned by the context, freed
  * after its callback). Otherwise the caller owns the handle and frees it

@@ -148,7 +148,8 @@ struct VarlinkServer {
         size_t n_interfaces;
         Listener *listeners;
         size_t n_listeners;
-        sd_event_source *accept_retry;
+        sd_event_source *accept_retry;  /* off but while accepting is paused */
+        bool accept_paused;             /* accept() ran short of a resource */
 
         VarlinkConnectFn connect_callback;
         void *connect_userdata;
@@ -161,6 +162,8 @@ struct VarlinkServer {
         VarlinkPrivilegedFn privileged_callback;
         void *privileged_userdata;
         char *refusal_error;
+        VarlinkRefusedFn refused_callback;
+        void *refused_userdata;
         VarlinkConn *connections; /* doubly linked */
         unsigned n_connections;
 };

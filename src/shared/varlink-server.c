@@ -40,8 +40,11 @@ static void interface_done(Interface *i) {
         strv_free(i->methods);
 }
 
+static int server_accept_retry_handler(sd_event_source *source, uint64_t usec, void *userdata);
+
 int varlink_server_new(sd_event *e, const VarlinkServerInfo *info, VarlinkServer **ret) {
         VarlinkServer *s;
+        int r;
 
         if (!e || !ret)
                 return -EINVAL;
@@ -51,6 +54,15 @@ int varlink_server_new(sd_event *e, const VarlinkServerInfo *info, VarlinkServer
                 return -ENOMEM;
 
         s->event = sd_event_ref(e);
+        /* Made now, off, for when accept() runs out of descriptors. */
+        r = sd_event_add_time_relative(e, &s->accept_retry, CLOCK_MONOTONIC, ACCEPT_RETRY_USEC, 0,
+                                       server_accept_retry_handler, s);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(s->accept_retry, SD_EVENT_OFF);
+        if (r < 0) {
+                varlink_server_free(s);
+                return r;
+        }
         s->connections_max = VARLINK_CONNECTIONS_MAX_DEFAULT;
         s->connections_per_uid_max = VARLINK_CONNECTIONS_PER_UID_MAX_DEFAULT;
         s->connections_reserved = VARLINK_CONNECTIONS_RESERVED_DEFAULT;
@@ -285,6 +297,14 @@ int varlink_server_set_refusal_error(VarlinkServer *s, const char *error_name) {
         return 0;
 }
 
+int varlink_server_set_refused_callback(VarlinkServer *s, VarlinkRefusedFn callback, void *userdata) {
+        if (!s)
+                return -EINVAL;
+        s->refused_callback = callback;
+        s->refused_userdata = userdata;
+        return 0;
+}
+
 unsigned varlink_server_n_connections(VarlinkServer *s) {
         return s ? s->n_connections : 0;
 }
@@ -399,7 +419,7 @@ static int server_set_accepting(VarlinkServer *s, int enabled) {
 static int server_accept_retry_handler(sd_event_source *source, uint64_t usec, void *userdata) {
         VarlinkServer *s = userdata;
 
-        s->accept_retry = sd_event_source_disable_unref(s->accept_retry);
+        s->accept_paused = false;
         (void) server_set_accepting(s, SD_EVENT_ON);
         return 0;
 }
@@ -447,18 +467,25 @@ static int server_accept_handler(sd_event_source *source, int fd, uint32_t reven
 
                 cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
                 if (cfd < 0) {
-                        if (errno == EAGAIN)
+                        int e = errno;
+
+                        if (e == EAGAIN)
                                 return 0;
-                        if (errno_is_accept_again(errno))
+                        if (errno_is_accept_again(e))
                                 continue;
 
                         /* EMFILE, ENFILE, ENOBUFS, ENOMEM: the socket stays
-                         * readable, so pause instead of spinning. */
-                        if (!s->accept_retry &&
-                            sd_event_add_time_relative(s->event, &s->accept_retry, CLOCK_MONOTONIC,
-                                                       ACCEPT_RETRY_USEC, 0,
-                                                       server_accept_retry_handler, s) >= 0)
+                         * readable, so pause instead of spinning. The timer
+                         * exists already: making one now could fail for the
+                         * same want of a descriptor (its timerfd). */
+                        if (!s->accept_paused &&
+                            sd_event_source_set_time_relative(s->accept_retry, ACCEPT_RETRY_USEC) >= 0 &&
+                            sd_event_source_set_enabled(s->accept_retry, SD_EVENT_ONESHOT) >= 0) {
+                                s->accept_paused = true;
                                 (void) server_set_accepting(s, SD_EVENT_OFF);
+                        }
+                        if (s->refused_callback)
+                                s->refused_callback(s, -e, NULL, s->refused_userdata);
                         return 0;
                 }
 
@@ -466,8 +493,11 @@ static int server_accept_handler(sd_event_source *source, int fd, uint32_t reven
                 r = server_add_connection_internal(s, cfd, why, sizeof(why), NULL);
                 if (r >= 0)
                         TAKE_FD(cfd);
-                else if (r == -EBUSY)
+                else if (r == -EBUSY) {
                         server_refuse(s, cfd, why);
+                        if (s->refused_callback)
+                                s->refused_callback(s, r, why, s->refused_userdata);
+                }
         }
 
         return 0;
@@ -486,7 +516,7 @@ static int server_add_listener(VarlinkServer *s, int fd) {
         r = sd_event_add_io(s->event, &source, fd, EPOLLIN, server_accept_handler, s);
         if (r < 0)
                 return r;
-        if (s->accept_retry)
+        if (s->accept_paused)
                 (void) sd_event_source_set_enabled(source, SD_EVENT_OFF);
 
         s->listeners[s->n_listeners++] = (Listener) { .fd = fd, .source = source };

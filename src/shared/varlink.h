@@ -125,6 +125,14 @@ typedef void (*VarlinkDisconnectFn)(VarlinkServer *s, VarlinkConn *c, void *user
  * peers are exempt from: may it use the room kept for them? */
 typedef bool (*VarlinkPrivilegedFn)(VarlinkServer *s, const struct ucred *ucred, void *userdata);
 
+/* A peer was turned away: error -EBUSY when it was over a limit (why
+ * says which, as the peer was told), or the error of accept() when the
+ * daemon ran short of a resource (-EMFILE, -ENFILE, -ENOBUFS, -ENOMEM;
+ * why NULL), in which case the server stops accepting for 100 ms and the
+ * peers wait in the listen backlog. For the server's user to log: the
+ * shared code does not. It must not free the server. */
+typedef void (*VarlinkRefusedFn)(VarlinkServer *s, int error, const char *why, void *userdata);
+
 /* The connection limits. An unprivileged peer is refused when its uid
  * holds connections_per_uid_max connections, or when all peers together
  * hold connections_max - connections_reserved; a privileged peer only at
@@ -191,6 +199,8 @@ int varlink_server_set_privileged_callback(VarlinkServer *s, VarlinkPrivilegedFn
  * {"message": "..."} saying which limit; default
  * org.varlink.service.PermissionDenied. The name is copied. */
 int varlink_server_set_refusal_error(VarlinkServer *s, const char *error_name);
+
+int varlink_server_set_refused_callback(VarlinkServer *s, VarlinkRefusedFn callback, void *userdata);
 
 /* Listens on fd, a bound and listening AF_UNIX stream socket (as from
  * socket activation). Takes ownership of fd on success only. Returns

@@ -4,7 +4,8 @@
  * scripts it. Covers the three modes (off, auto, required) with polkit
  * answering, missing (ServiceUnknown, NameHasNoOwner), failing, or no bus
  * at all; the answers (yes, no, challenge, dismissed); what is sent (subject,
- * action, interaction flag); and cancellation while a check is pending. */
+ * action, interaction flag); cancellation while a check is pending; and
+ * the bound on checks in flight, with the rest queued in order. */
 
 #include <errno.h>
 #include <stdio.h>
@@ -30,7 +31,10 @@ typedef enum Reply {
         REPLY_NAME_HAS_NO_OWNER,
         REPLY_FAILED,
         REPLY_DELAY,            /* keep the call unanswered */
+        REPLY_HOLD_ALL,         /* keep every call unanswered, in order */
 } Reply;
+
+#define HELD_MAX 128
 
 static struct {
         Reply reply;
@@ -47,6 +51,9 @@ static struct {
         unsigned n_cancels;
         char cancelled_id[64];
         sd_bus_message *held;   /* REPLY_DELAY's call */
+        sd_bus_message *held_all[HELD_MAX];     /* REPLY_HOLD_ALL's calls, oldest first */
+        uint32_t held_pid[HELD_MAX];            /* ...and their subjects' pids */
+        unsigned n_held_all, n_answered_all;
 } polkitd;
 
 static int read_subject(sd_bus_message *m) {
@@ -150,6 +157,13 @@ static int method_check(sd_bus_message *m, void *userdata, sd_bus_error *error) 
                 polkitd.held = sd_bus_message_ref(m);
                 return 1;
         }
+        if (polkitd.reply == REPLY_HOLD_ALL) {
+                if (polkitd.n_held_all >= HELD_MAX)
+                        return -ENOBUFS;
+                polkitd.held_pid[polkitd.n_held_all] = polkitd.pid;
+                polkitd.held_all[polkitd.n_held_all++] = sd_bus_message_ref(m);
+                return 1;
+        }
         r = reply_result(m, polkitd.reply);
         return r < 0 ? r : 1;
 }
@@ -201,6 +215,8 @@ static void buses_open(void) {
 
 static void buses_close(void) {
         polkitd.held = sd_bus_message_unref(polkitd.held);
+        for (unsigned i = 0; i < polkitd.n_held_all; i++)
+                polkitd.held_all[i] = sd_bus_message_unref(polkitd.held_all[i]);
         client = sd_bus_flush_close_unref(client);
         server = sd_bus_flush_close_unref(server);
         event = sd_event_unref(event);
@@ -405,8 +421,106 @@ static void test_cancel(void) {
         run_until(&polkitd.held, sizeof(polkitd.held), "CheckAuthorization at polkitd");
         ctx = polkit_context_free(ctx);
         ASSERT_OK(reply_result(polkitd.held, REPLY_YES));
+        polkitd.held = sd_bus_message_unref(polkitd.held);
         run_idle();
         ASSERT_EQ(b.n, 0);
+}
+
+/* Answers the oldest held call that is not answered yet. */
+static void answer_oldest_held(Reply reply) {
+        unsigned i = polkitd.n_answered_all++;
+
+        ASSERT_TRUE(i < polkitd.n_held_all);
+        ASSERT_OK(reply_result(polkitd.held_all[i], reply));
+        polkitd.held_all[i] = sd_bus_message_unref(polkitd.held_all[i]);
+}
+
+static PolkitSubject queued_subject(unsigned i) {
+        return (PolkitSubject) { .kind = POLKIT_SUBJECT_PROCESS, .pid = 1000 + i, .uid = 1000, .start_time = 1 };
+}
+
+#define N_QUEUED (POLKIT_IN_FLIGHT_MAX + 20)
+
+static void test_queue(void) {
+        _cleanup_(polkit_context_freep) PolkitContext *ctx = context(POLKIT_MODE_REQUIRED, true);
+        PolkitCheck *gone = NULL;
+        Answer a[N_QUEUED] = {};
+        unsigned gone_i = POLKIT_IN_FLIGHT_MAX + 5, expected_pid = 1000, n_done = 0;
+
+        /* A burst: the first POLKIT_IN_FLIGHT_MAX reach polkitd, the rest
+         * wait in the daemon; none is refused. */
+        polkitd.reply = REPLY_HOLD_ALL;
+        for (unsigned i = 0; i < N_QUEUED; i++) {
+                PolkitSubject s = queued_subject(i);
+
+                ASSERT_OK(polkit_check_async(ctx, &s, POLKIT_ACTION_INJECT, NULL, false, on_result, &a[i],
+                                             i == gone_i ? &gone : NULL));
+        }
+        run_idle();
+        ASSERT_EQ(polkitd.n_checks, POLKIT_IN_FLIGHT_MAX);
+
+        /* A queued check whose caller went away is never sent. */
+        gone = polkit_check_free(gone);
+
+        /* Each answer lets the oldest queued one through, in order, until
+         * every one but the freed one was asked and answered. */
+        while (polkitd.n_answered_all < polkitd.n_held_all) {
+                answer_oldest_held(REPLY_YES);
+                run_idle();
+                ASSERT_TRUE(polkitd.n_held_all - polkitd.n_answered_all <= POLKIT_IN_FLIGHT_MAX);
+        }
+        ASSERT_EQ(polkitd.n_checks, N_QUEUED - 1);
+        for (unsigned i = 0; i < polkitd.n_held_all; i++, expected_pid++) {
+                if (expected_pid == 1000 + gone_i)
+                        expected_pid++;
+                ASSERT_EQ(polkitd.held_pid[i], expected_pid);
+        }
+        for (unsigned i = 0; i < N_QUEUED; i++) {
+                ASSERT_EQ(a[i].n, i == gone_i ? 0 : 1);
+                if (i != gone_i) {
+                        ASSERT_TRUE(a[i].result.allowed);
+                        n_done++;
+                }
+        }
+        ASSERT_EQ(n_done, N_QUEUED - 1);
+}
+
+static void test_queue_interactive(void) {
+        PolkitContext *ctx = context(POLKIT_MODE_REQUIRED, true);
+        Answer a[POLKIT_IN_FLIGHT_INTERACTIVE_MAX + 3] = {}, b[2] = {}, c = {};
+
+        /* Interactive checks past their share wait; plain checks behind
+         * them pass. */
+        polkitd.reply = REPLY_HOLD_ALL;
+        for (unsigned i = 0; i < ELEMENTSOF(a); i++) {
+                PolkitSubject s = queued_subject(i);
+
+                ASSERT_OK(polkit_check_async(ctx, &s, POLKIT_ACTION_INJECT, NULL, true, on_result, &a[i], NULL));
+        }
+        for (unsigned i = 0; i < ELEMENTSOF(b); i++) {
+                PolkitSubject s = queued_subject(100 + i);
+
+                ASSERT_OK(polkit_check_async(ctx, &s, POLKIT_ACTION_INJECT, NULL, false, on_result, &b[i], NULL));
+        }
+        run_idle();
+        ASSERT_EQ(polkitd.n_checks, POLKIT_IN_FLIGHT_INTERACTIVE_MAX + ELEMENTSOF(b));
+        ASSERT_EQ(polkitd.held_pid[POLKIT_IN_FLIGHT_INTERACTIVE_MAX], 1100);
+        /* An interactive answer lets the next interactive one through. */
+        answer_oldest_held(REPLY_NO);
+        run_idle();
+        ASSERT_EQ(a[0].n, 1);
+        ASSERT_EQ(polkitd.n_checks, POLKIT_IN_FLIGHT_INTERACTIVE_MAX + ELEMENTSOF(b) + 1);
+        ASSERT_EQ(polkitd.held_pid[polkitd.n_held_all - 1], 1000 + POLKIT_IN_FLIGHT_INTERACTIVE_MAX);
+
+        /* Freeing the context drops what is queued: no callback. */
+        ASSERT_OK(polkit_check_async(ctx, &process_subject, POLKIT_ACTION_INJECT, NULL, true, on_result, &c, NULL));
+        ctx = polkit_context_free(ctx);
+        while (polkitd.n_answered_all < polkitd.n_held_all)
+                answer_oldest_held(REPLY_YES);
+        run_idle();
+        ASSERT_EQ(c.n, 0);
+        ASSERT_EQ(a[ELEMENTSOF(a) - 1].n, 0);
+        ASSERT_EQ(b[0].n, 0);
 }
 
 int main(void) {
@@ -417,6 +531,8 @@ int main(void) {
         TEST_RUN(test_answers);
         TEST_RUN(test_request);
         TEST_RUN(test_cancel);
+        TEST_RUN(test_queue);
+        TEST_RUN(test_queue_interactive);
 
         buses_close();
         return 0;

@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -1035,12 +1036,24 @@ static void test_backpressure(void) {
         teardown(&t);
 }
 
+static unsigned n_refused;
+static int refused_error;
+static char refused_why[160];
+
+static void on_refused(VarlinkServer *s, int error, const char *why, void *userdata) {
+        n_refused++;
+        refused_error = error;
+        snprintf(refused_why, sizeof(refused_why), "%s", why ?: "(null)");
+}
+
 static void test_connection_limits(void) {
         Raw r[4];
         Test t;
 
         setup(&t);
 
+        /* The server's user hears of each refusal, to log it. */
+        ASSERT_OK(varlink_server_set_refused_callback(t.server, on_refused, NULL));
         ASSERT_OK(varlink_server_set_connections_max(t.server, 2, 0));
         for (int i = 0; i < 3; i++)
                 raw_connect(&t, &r[i]);
@@ -1049,6 +1062,9 @@ static void test_connection_limits(void) {
         /* Refused with a reason, then closed. */
         json_object_put(raw_expect(&t, &r[2], VARLINK_ERROR_PERMISSION_DENIED, false));
         raw_expect_eof(&t, &r[2]);
+        ASSERT_EQ(n_refused, 1);
+        ASSERT_EQ(refused_error, -EBUSY);
+        ASSERT_NOT_NULL(strstr(refused_why, "maximum of 2 connections"));
         raw_send_msg(&t, &r[0], "{\"method\":\"" IFACE ".Echo\"}");
         json_object_put(raw_expect(&t, &r[0], NULL, false));
         for (int i = 0; i < 3; i++)
@@ -1081,6 +1097,42 @@ static void test_connection_limits(void) {
 
         ASSERT_EQ(t.n_connect, 4);
         ASSERT_EQ(t.n_disconnect, 4);
+        teardown(&t);
+}
+
+/* Out of descriptors, accept() fails: the server pauses accepting (it does
+ * not spin on the listening socket, which stays readable), says so, and
+ * accepts the waiting peer once a descriptor is free again. */
+static void test_accept_emfile(void) {
+        struct rlimit old, low;
+        Raw r;
+        Test t;
+        int probe;
+
+        setup(&t);
+        ASSERT_OK(varlink_server_set_refused_callback(t.server, on_refused, NULL));
+        n_refused = 0;
+        refused_error = 0;
+        ASSERT_OK(getrlimit(RLIMIT_NOFILE, &old));
+        probe = dup(0);                 /* the lowest free descriptor */
+        ASSERT_TRUE(probe >= 0);
+        safe_close(probe);
+        low = old;
+        low.rlim_cur = (rlim_t) probe + 1;      /* room for the peer's socket, none for accept() */
+        ASSERT_OK(setrlimit(RLIMIT_NOFILE, &low));
+        raw_connect(&t, &r);            /* pumps until idle: a spinning loop never is */
+        ASSERT_OK(setrlimit(RLIMIT_NOFILE, &old));
+        ASSERT_EQ(refused_error, -EMFILE);
+        ASSERT_EQ(t.n_connect, 0);
+
+        /* Accepting resumes by itself (after 100 ms). */
+        for (unsigned i = 0; i < 200 && t.n_connect == 0; i++)
+                ASSERT_TRUE(sd_event_run(t.event, 50 * 1000) >= 0);
+        ASSERT_EQ(t.n_connect, 1);
+        raw_send_msg(&t, &r, "{\"method\":\"" IFACE ".Echo\"}");
+        json_object_put(raw_expect(&t, &r, NULL, false));
+        raw_close(&r);
+        pump(&t);
         teardown(&t);
 }
 
@@ -1827,6 +1879,7 @@ int main(void) {
         TEST_RUN(test_output_limit);
         TEST_RUN(test_backpressure);
         TEST_RUN(test_connection_limits);
+        TEST_RUN(test_accept_emfile);
         TEST_RUN(test_connection_reserve);
         TEST_RUN(test_idle_timeout);
         TEST_RUN(test_connect_refused);

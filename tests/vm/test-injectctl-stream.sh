@@ -122,6 +122,30 @@ for api in dbus varlink; do
     assert_eq 1 "$(jq -r .faults_injected <<<"$last")" "held inject's final count at its removal ($api)"
     rm -f "$qtrace"
 
+    # run follows its own injection only (a Watch of its id) and takes the
+    # final counters from the removal event of its Cancel, not from a
+    # ListInjections, which brings every injection of the user: with n
+    # runs of one user at once, either way each run got n documents, n² in
+    # all, and 700 concurrent runs took the VM's memory (docs/performance.md,
+    # target 9). Another injection of alice's is armed meanwhile, so a
+    # Watch of all would show it. Counted in what injectctl writes.
+    other=$(ictl "${T[@]}" inject __x64_sys_openat --error ENOENT --comm nosuchcomm --for 1min --detach)
+    rtrace=$(mktemp -u /tmp/run-trace.XXXXXX)
+    rc=0
+    sum=$(as alice env "ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0" strace -f -qq -s 512 \
+        -e trace=write,writev,send,sendto,sendmsg -o "$rtrace" \
+        "$INJECTCTL" "${T[@]}" --json run --fail __x64_sys_openat:EACCES,after=1,times=2 -- \
+        "$OPEN_REPORT" 0 /etc/hostname /etc/passwd /etc/group /etc/hosts 2>&1 >/dev/null) || rc=$?
+    assert_eq 0 "$rc" "run under strace: exit status ($api; $sum)"
+    rid=$(jq -r '.injections[0].id' <<<"$sum")
+    assert_eq 2 "$(jq '.injections[0].faults_injected' <<<"$sum")" "run's final count, from the removal event ($api)"
+    watch_call=$(grep -m1 'Injector.Watch' "$rtrace") || fail "run made no Watch call ($api): $(cat "$rtrace")"
+    assert_contains "$watch_call" "$rid" "run's Watch names its injection ($api)"
+    assert_not_contains "$watch_call" "$other" "run's Watch ($api)"
+    assert_eq 0 "$(grep -c ListInjections "$rtrace" || true)" "run's ListInjections calls ($api)"
+    rm -f "$rtrace"
+    ictl "${T[@]}" cancel "$other" >/dev/null
+
     # An unknown function: refused, with near names.
     rc=0
     err=$(ictl "${T[@]}" inject __x64_sys_opnat --error ENOENT --detach 2>&1) || rc=$?

@@ -18,6 +18,7 @@
 #include "json-build.h"
 #include "json-util.h"
 #include "log.h"
+#include "time-util.h"
 #include "varlink-api.h"
 
 #define VARLINK_SOCKET "/run/injectd/org.injectd.Injector"
@@ -515,6 +516,31 @@ static bool peer_privileged(VarlinkServer *s, const struct ucred *uc, void *user
         return b;
 }
 
+/* Says in the log that peers are being turned away, and why: at most one
+ * line per REFUSED_LOG_INTERVAL_USEC, which counts those it did not log, so
+ * that a flood of connections cannot flood the journal too. */
+#define REFUSED_LOG_INTERVAL_USEC (UINT64_C(10) * 1000000)
+
+static void on_refused(VarlinkServer *s, int error, const char *why, void *userdata) {
+        VarlinkApi *v = userdata;
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        char more[64] = "";
+
+        if (v->refused_logged_usec && now - v->refused_logged_usec < REFUSED_LOG_INTERVAL_USEC) {
+                v->n_refused_unlogged++;
+                return;
+        }
+        if (v->n_refused_unlogged > 0)
+                snprintf(more, sizeof(more), " (and %u more since the last such message)", v->n_refused_unlogged);
+        v->refused_logged_usec = now;
+        v->n_refused_unlogged = 0;
+        if (error == -EBUSY)
+                log_warning("Refused a Varlink connection: %s%s.", why ?: "over a limit", more);
+        else
+                log_warning_errno(error, "Cannot accept Varlink connections for now: %m; they wait, and "
+                                  "accepting resumes in 100 ms%s.", more);
+}
+
 static int varlink_api_set_limits(VarlinkApi *v, const ManagerOptions *o) {
         VarlinkServerLimits l = {
                 .connections_max = o->connections_max ?: VARLINK_CONNECTIONS_MAX_DEFAULT,
@@ -531,6 +557,8 @@ static int varlink_api_set_limits(VarlinkApi *v, const ManagerOptions *o) {
         r = varlink_server_set_privileged_callback(v->server, peer_privileged, v);
         if (r >= 0)
                 r = varlink_server_set_refusal_error(v->server, VARLINK_ERROR_PREFIX INJECT_ERROR_LIMIT);
+        if (r >= 0)
+                r = varlink_server_set_refused_callback(v->server, on_refused, v);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the Varlink connection limits: %m");
         return 0;

@@ -22,6 +22,8 @@ typedef struct VarlinkApi {
         VarlinkOwned *owned;            /* injections whose requester is still connected */
         VarlinkObserve *observes;       /* Observe calls under way (varlink-observe.c) */
         bool stopping;                  /* being freed: disconnections are not the requesters' doing */
+        uint64_t refused_logged_usec;   /* when a refused peer was last logged (CLOCK_MONOTONIC) */
+        unsigned n_refused_unlogged;    /* refused since, not logged */
 } VarlinkApi;
 
 /* Creates the server and listens. */
