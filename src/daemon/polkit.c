@@ -253,6 +253,22 @@ static void warn_unavailable(PolkitContext *c, const char *why) {
                     why);
 }
 
+/* Is this error the bus saying nobody owns polkit's name (and it cannot be
+ * activated)? Only the bus driver can say that. polkitd itself answers
+ * NameHasNoOwner too, when the subject is a bus name that has gone: a
+ * D-Bus caller that sent its request and exited at once. Taking that for
+ * "polkit is not installed" would let such a caller skip polkit's rules
+ * in --polkit=auto, so an error from anyone but the bus is polkit's own
+ * refusal. */
+static bool error_says_polkit_absent(sd_bus_message *reply, const sd_bus_error *e) {
+        const char *sender;
+
+        if (!sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER))
+                return false;
+        sender = sd_bus_message_get_sender(reply);
+        return sender && strcmp(sender, "org.freedesktop.DBus") == 0;
+}
+
 static int on_check_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         PolkitCheck *check = userdata;
         PolkitContext *c = check->context;
@@ -263,8 +279,9 @@ static int on_check_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
 
         e = sd_bus_message_get_error(reply);
         if (e) {
-                if (c->mode == POLKIT_MODE_AUTO &&
-                    sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER)) {
+                bool absent = error_says_polkit_absent(reply, e);
+
+                if (c->mode == POLKIT_MODE_AUTO && absent) {
                         warn_unavailable(c, e->name);
                         result.allowed = true;
                         result.how = POLKIT_HOW_UNAVAILABLE_AUTO;
@@ -275,7 +292,7 @@ static int on_check_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
                 r = sd_bus_error_get_errno(e);
                 result.error = r > 0 ? -r : -EIO;
                 result.error_name = e->name;
-                if (sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER))
+                if (absent)
                         r = asprintf(&message, "polkit is required (--polkit=%s) but not available on the system bus: %s",
                                      polkit_mode_to_string(c->mode), e->message ?: e->name);
                 else

@@ -2,7 +2,8 @@
 /* polkit.c against a polkitd of our own: a direct D-Bus connection over a
  * socketpair, whose server side answers CheckAuthorization as each test
  * scripts it. Covers the three modes (off, auto, required) with polkit
- * answering, missing (ServiceUnknown, NameHasNoOwner), failing, or no bus
+ * answering, missing (ServiceUnknown, NameHasNoOwner from the bus), failing,
+ * refusing a subject that has gone (NameHasNoOwner from polkitd), or no bus
  * at all; the answers (yes, no, challenge, dismissed); what is sent (subject,
  * action, interaction flag); cancellation while a check is pending; and
  * the bound on checks in flight, with the rest queued in order. */
@@ -29,6 +30,7 @@ typedef enum Reply {
         REPLY_DISMISSED,
         REPLY_SERVICE_UNKNOWN,
         REPLY_NAME_HAS_NO_OWNER,
+        REPLY_SUBJECT_GONE,     /* polkitd's own NameHasNoOwner: the subject's bus name is gone */
         REPLY_FAILED,
         REPLY_DELAY,            /* keep the call unanswered */
         REPLY_HOLD_ALL,         /* keep every call unanswered, in order */
@@ -104,15 +106,36 @@ static int read_subject(sd_bus_message *m) {
         return sd_bus_message_exit_container(m);
 }
 
+/* An error reply with the sender a real bus would stamp on it: this fake
+ * talks over a socketpair, where no bus fills the field in. */
+static int reply_error_from(sd_bus_message *m, const char *sender, const char *name, const char *text) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *rep = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_errorf(m, &rep, name, "%s", text);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_set_sender(rep, sender);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, rep, NULL);
+}
+
 static int reply_result(sd_bus_message *m, Reply reply) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *rep = NULL;
         int r;
 
         switch (reply) {
         case REPLY_SERVICE_UNKNOWN:
-                return sd_bus_reply_method_errorf(m, SD_BUS_ERROR_SERVICE_UNKNOWN, "The name is not activatable");
+                return reply_error_from(m, "org.freedesktop.DBus", SD_BUS_ERROR_SERVICE_UNKNOWN,
+                                        "The name is not activatable");
         case REPLY_NAME_HAS_NO_OWNER:
-                return sd_bus_reply_method_errorf(m, SD_BUS_ERROR_NAME_HAS_NO_OWNER, "No owner");
+                return reply_error_from(m, "org.freedesktop.DBus", SD_BUS_ERROR_NAME_HAS_NO_OWNER, "No owner");
+        case REPLY_SUBJECT_GONE:
+                /* What polkitd says of a system-bus-name subject that has gone:
+                 * the same error name, from polkitd's own unique name. */
+                return reply_error_from(m, ":1.5", SD_BUS_ERROR_NAME_HAS_NO_OWNER,
+                                        "Could not get UID for name: Name \":1.42\" does not exist");
         case REPLY_FAILED:
                 return sd_bus_reply_method_errorf(m, "org.freedesktop.PolicyKit1.Error.Failed", "Broken rules");
         default:
@@ -314,6 +337,15 @@ static void test_modes(void) {
         a = check(aut, &process_subject, false);
         ASSERT_TRUE(a.result.allowed);
         ASSERT_STREQ(a.result.how, POLKIT_HOW_UNAVAILABLE_AUTO);
+        /* polkitd's own NameHasNoOwner (a D-Bus caller that sent its request
+         * and left) is a refusal, not polkit missing: falling back here let
+         * such a caller skip every polkit rule. */
+        polkitd.reply = REPLY_SUBJECT_GONE;
+        a = check(aut, &process_subject, false);
+        ASSERT_FALSE(a.result.allowed);
+        ASSERT_STREQ(a.result.how, POLKIT_HOW_POLKIT);
+        ASSERT_TRUE(a.result.error < 0);
+        ASSERT_TRUE(strstr(a.message, "polkit could not check the authorization") != NULL);
         /* A polkit that is there but fails is no reason to fall back. */
         polkitd.reply = REPLY_FAILED;
         a = check(aut, &process_subject, false);

@@ -3,7 +3,7 @@
  * client (src/daemon/polkit.c) and prints its result as JSON, so the VM
  * scenario test-polkit.sh can compare it with polkit itself (pkcheck).
  *
- *   polkit-check --action ID (--pid PID [--uid UID] [--start-time T] | --bus-name)
+ *   polkit-check --action ID (--pid PID [--uid UID] [--start-time T] | --bus-name | --gone-bus-name)
  *                [--mode auto|required|off] [--interactive] [--detail KEY=VALUE]...
  *                [--cancel-after MSEC] [--no-bus]
  *
@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 #include <systemd/sd-bus.h>
@@ -50,18 +51,50 @@ static _noreturn_ void usage_error(const char *msg, const char *arg) {
 }
 
 static void help(void) {
-        printf("Usage: polkit-check --action ID (--pid PID [--uid UID] [--start-time T] | --bus-name)\n"
+        printf("Usage: polkit-check --action ID (--pid PID [--uid UID] [--start-time T] | --bus-name | --gone-bus-name)\n"
                "                    [--mode auto|required|off] [--interactive] [--detail KEY=VALUE]...\n"
                "                    [--cancel-after MSEC] [--no-bus]\n"
                "Runs one check through injectd's polkit client and prints the result as JSON.\n\n"
                "  --pid PID           subject unix-process PID (uid from /proc/PID unless --uid,\n"
                "                      start time from /proc/PID/stat unless --start-time)\n"
                "  --bus-name          subject system-bus-name: this program's own connection\n"
+               "  --gone-bus-name     subject system-bus-name of a connection that has gone:\n"
+               "                      a D-Bus caller that sent its request and exited\n"
                "  --interactive       AllowUserInteraction\n"
                "  --cancel-after MSEC free the check if no answer came by then\n"
                "  --no-bus            give the client no bus connection\n\n"
                "Exit status: 0 authorized, 1 not authorized, 2 challenge, 3 dismissed,\n"
                "4 cancelled, 126 usage, 127 polkit could not answer.\n");
+}
+
+/* The unique name of a second connection of ours, closed: the bus name of a
+ * D-Bus caller that sent its request and exited before it was checked.
+ * Returns once the bus itself says the name has no owner, so polkitd cannot
+ * still find it (no race with the bus noticing the hang-up). */
+static int gone_unique_name(sd_bus *bus, char *buf, size_t size) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *other = NULL;
+        const char *name;
+        int r;
+
+        r = sd_bus_open_system(&other);
+        if (r < 0)
+                return r;
+        r = sd_bus_get_unique_name(other, &name);
+        if (r < 0)
+                return r;
+        snprintf(buf, size, "%s", name);
+        other = sd_bus_flush_close_unref(other);
+
+        for (;;) {
+                _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+
+                r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                       "org.freedesktop.DBus", "GetNameOwner", &error, &reply, "s", buf);
+                if (r < 0)
+                        return sd_bus_error_has_name(&error, SD_BUS_ERROR_NAME_HAS_NO_OWNER) ? 0 : r;
+                (void) usleep(10 * 1000);
+        }
 }
 
 static void print_json(json_object *o) {
@@ -118,7 +151,7 @@ static int on_cancel_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 }
 
 int main(int argc, char *argv[]) {
-        enum { ARG_ACTION = 0x100, ARG_PID, ARG_UID, ARG_START_TIME, ARG_BUS_NAME, ARG_MODE, ARG_INTERACTIVE,
+        enum { ARG_ACTION = 0x100, ARG_PID, ARG_UID, ARG_START_TIME, ARG_BUS_NAME, ARG_GONE_BUS_NAME, ARG_MODE, ARG_INTERACTIVE,
                ARG_DETAIL, ARG_CANCEL_AFTER, ARG_NO_BUS };
         static const struct option options[] = {
                 { "help",         no_argument,       NULL, 'h'              },
@@ -127,6 +160,7 @@ int main(int argc, char *argv[]) {
                 { "uid",          required_argument, NULL, ARG_UID          },
                 { "start-time",   required_argument, NULL, ARG_START_TIME   },
                 { "bus-name",     no_argument,       NULL, ARG_BUS_NAME     },
+                { "gone-bus-name", no_argument,      NULL, ARG_GONE_BUS_NAME },
                 { "mode",         required_argument, NULL, ARG_MODE         },
                 { "interactive",  no_argument,       NULL, ARG_INTERACTIVE  },
                 { "detail",       required_argument, NULL, ARG_DETAIL       },
@@ -139,9 +173,10 @@ int main(int argc, char *argv[]) {
         _cleanup_(polkit_context_freep) PolkitContext *ctx = NULL;
         const char *action = NULL, *details[2 * 16 + 1] = {};
         uint64_t pid = 0, uid = UINT64_MAX, start_time = 0, cancel_after_ms = 0;
-        bool have_start_time = false, bus_name = false, interactive = false, no_bus = false;
+        bool have_start_time = false, bus_name = false, gone_bus_name = false, interactive = false, no_bus = false;
         PolkitMode mode = POLKIT_MODE_REQUIRED;
         PolkitSubject subject = {};
+        char gone_name[128];
         size_t n_details = 0;
         State state = { .exit_status = EXIT_ERROR };
         int c, r;
@@ -169,6 +204,9 @@ int main(int argc, char *argv[]) {
                         break;
                 case ARG_BUS_NAME:
                         bus_name = true;
+                        break;
+                case ARG_GONE_BUS_NAME:
+                        bus_name = gone_bus_name = true;
                         break;
                 case ARG_MODE:
                         r = polkit_mode_from_string(optarg);
@@ -208,7 +246,7 @@ int main(int argc, char *argv[]) {
         if (!action)
                 usage_error("--action is required", NULL);
         if (!!pid == bus_name)
-                usage_error("give exactly one of --pid and --bus-name", NULL);
+                usage_error("give exactly one of --pid, --bus-name and --gone-bus-name", NULL);
 
         r = sd_event_default(&event);
         if (r < 0) {
@@ -234,10 +272,19 @@ int main(int argc, char *argv[]) {
                 if (!bus)
                         usage_error("--bus-name needs a bus connection", NULL);
                 subject.kind = POLKIT_SUBJECT_BUS_NAME;
-                r = sd_bus_get_unique_name(bus, &subject.bus_name);
-                if (r < 0) {
-                        fprintf(stderr, "polkit-check: Failed to get our unique name: %s\n", strerror(-r));
-                        return EXIT_ERROR;
+                if (gone_bus_name) {
+                        r = gone_unique_name(bus, gone_name, sizeof(gone_name));
+                        if (r < 0) {
+                                fprintf(stderr, "polkit-check: Failed to leave a gone bus name: %s\n", strerror(-r));
+                                return EXIT_ERROR;
+                        }
+                        subject.bus_name = gone_name;
+                } else {
+                        r = sd_bus_get_unique_name(bus, &subject.bus_name);
+                        if (r < 0) {
+                                fprintf(stderr, "polkit-check: Failed to get our unique name: %s\n", strerror(-r));
+                                return EXIT_ERROR;
+                        }
                 }
         } else {
                 subject.kind = POLKIT_SUBJECT_PROCESS;

@@ -172,6 +172,19 @@ for u in alice bob; do
     assert_eq "$want" "$rc" "polkit-check --bus-name as $u ($out)"
 done
 
+# A D-Bus caller that sent its request and left before polkit was asked:
+# polkitd answers NameHasNoOwner for its gone bus name, the error name the
+# bus uses when polkitd itself is missing. Only the bus's own error means
+# "polkit is not there" (--polkit=auto falls back to the JSON policy);
+# polkitd's is a refusal. Taken for polkit missing, it let a caller that
+# polkit's rules deny arm a detached injection by hanging up at once.
+for mode in auto required; do
+    pc --action org.injectd.inject --gone-bus-name --mode "$mode"
+    [[ $RC != 0 && $(field allowed) == false && $(field how) == polkit ]] ||
+        fail "a gone bus name (--mode $mode): expected polkit's refusal, saw status $RC: $OUT $(cat "$work/pc.err")"
+done
+log "gone bus name: refused by polkit ($(field errorName))"
+
 # A deny rule wins over the sample grant (rules run in file name order) and
 # polkitd picks it up without a restart.
 cat >/etc/polkit-1/rules.d/10-injectd-deny-alice.rules <<'EOF'
