@@ -5,8 +5,9 @@
 # loop device, writes a file and unmounts it. Discovery over btrfs's
 # injectable functions and open_ctree must reach open_ctree (the mount's
 # kernel work runs in the mount process, inside the script's tree); the plan
-# runs within --max-runs; afterwards nothing is armed, no process, mount
-# or loop device of the script's is left. The numbers go to the log for
+# runs within --max-runs; afterwards nothing is armed, no process or mount
+# of the script's is left, nor a loop device but the one the kernel keeps
+# open after open_ctree fails at its entry. The numbers go to the log for
 # docs/explore.md.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-daemon.sh"
@@ -85,11 +86,19 @@ pinned=$(_leftovers | grep '^pinned:' || true)
 if pgrep -f btrfs-scenario >/dev/null; then fail "the scenario's processes are left: $(pgrep -af btrfs-scenario)"; fi
 if grep -q explore-btrfs /proc/mounts; then fail "a mount is left: $(grep explore-btrfs /proc/mounts)"; fi
 log "loop devices left after each invocation (discovery, run 1...): $(tr '\n' ';' </tmp/btrfs-scenario.log)"
-if [[ -n $(losetup -a) ]]; then
-    # Detached on the scenario's exit, yet still there: the kernel holds it.
+# One loop device is the kernel's to keep: failing open_ctree at its entry
+# skips its own error path, which closes the filesystem's devices
+# (docs/explore.md), so the device the script detached stays open. Any
+# other left is a failure; so is one that came in another run.
+first=$(grep -n -m1 -v 'left: 0$' /tmp/btrfs-scenario.log | cut -d: -f1 || true)
+if [[ -n $first ]]; then
     log "a loop device is left: $(losetup -a); $(for d in /sys/block/loop*/loop; do
-        echo "${d%/loop}: autoclear $(cat "$d/autoclear"), holders: $(ls "${d%/loop}/holders")"; done)"
-    fail "a loop device is left: $(losetup -a)"
+        echo "${d%/loop}: autoclear $(cat "$d/autoclear")"; done)"
+    # Invocation 1 is the discovery, invocation N+1 run N.
+    ((first >= 2)) || fail "the discovery run, with nothing failed, left a loop device"
+    assert_eq open_ctree "$(jq -r ".runs[$((first - 2))].function" $report)" \
+        "the run after which the loop device was left"
+    assert_eq 1 "$(losetup -a | wc -l)" "loop devices left"
 fi
 # And the scenario still runs, nothing failed.
 assert_succeeds "$scenario"
