@@ -50,6 +50,10 @@ packages=(
     linux-source-6.1 make xz-utils flex bison bc cpio libelf-dev libssl-dev dwarves
     # man pages (scdoc builds them), shell completion
     man-db groff-base scdoc bash-completion
+    # the Debian packages (debian/; tests/vm/deb.sh builds them for vm-deb):
+    # their build dependencies beyond the build's own, and lintian
+    debhelper dh-python pybuild-plugin-pyproject python3-all python3-setuptools
+    libxml2-utils lintian
     # bench/run: the peers injectd is measured against
     bpftrace bpfcc-tools
 )

@@ -89,14 +89,17 @@ done
 
 # tests/vm/run ran `meson install --destdir` into the control share; this is
 # the copy into the root. As root, without preserving owners or the modes of
-# directories that exist already, like an install by root would.
-[[ -d $ctl/destdir/usr ]] || die "no installed tree at $ctl/destdir"
-cp -R "$ctl/destdir/." / >>"$install_log" 2>&1 || install_failed "cannot copy the installed tree into the root"
-# What a package's maintainer scripts would do.
-systemd-sysusers injectd.conf >>"$install_log" 2>&1 ||
-    install_failed "systemd-sysusers injectd.conf failed"
-SYSTEMD_OFFLINE=1 systemctl enable injectd.socket >>"$install_log" 2>&1 ||
-    install_failed "systemctl enable injectd.socket failed"
+# directories that exist already, like an install by root would. Not with
+# --no-install: the job installs the project itself.
+if [[ ${JOB_NO_INSTALL:-0} != 1 ]]; then
+    [[ -d $ctl/destdir/usr ]] || die "no installed tree at $ctl/destdir"
+    cp -R "$ctl/destdir/." / >>"$install_log" 2>&1 || install_failed "cannot copy the installed tree into the root"
+    # What a package's maintainer scripts would do.
+    systemd-sysusers injectd.conf >>"$install_log" 2>&1 ||
+        install_failed "systemd-sysusers injectd.conf failed"
+    SYSTEMD_OFFLINE=1 systemctl enable injectd.socket >>"$install_log" 2>&1 ||
+        install_failed "systemctl enable injectd.socket failed"
+fi
 
 # A build with -Db_sanitize (docs/sanitizers.md): the service gets the
 # sanitizer options that tests/vm/lib.sh gives every other process, except
