@@ -14,7 +14,8 @@
 #   no link of the program;
 # * the daemon's stop during a linger detaches it at once, and a daemon
 #   killed during one leaves the empty site attached (failing nothing)
-#   until the next daemon's start retires it;
+#   until the next daemon's start retires it; the sites of the injections
+#   a stop cancels do not linger;
 # * --site-linger=0 detaches at once; a bad value is refused.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-engine.sh"
@@ -133,8 +134,14 @@ release_fixture
 assert_eq "ENOENT ENOENT" "$FIXTURE_RESULTS" "openat results on the re-used fmod_ret site"
 cancel "$id"
 stat_is "$(engine_stats)" sites_lingering 2 "sites lingering before the daemon stops"
+# And one still armed, which the stop cancels: its site must not linger.
+sleep 600 &
+holder=$!
+at_exit kill "$holder"
+inject __x64_sys_getpgid EPERM kprobe "$holder" >/dev/null
 
-# The daemon's stop detaches the lingering sites at once.
+# The daemon's stop detaches the lingering sites at once, and the site of
+# the injection it cancels.
 stop_injectd
 [[ ! -e /sys/fs/bpf/injectd ]] || fail "pins left after a stop during a linger: $(find /sys/fs/bpf/injectd)"
 ! kprobe_on $F || fail "a kprobe on $F is left after a stop during a linger"
