@@ -280,6 +280,56 @@ static void arm_phases_record(Engine *e, const char *function, Backend b, uint64
                 sum->verified_insns = p->verified_insns;
 }
 
+/* One backend serves a function at a time. Seen on Linux 6.1: with an
+ * fmod_ret program attached to a function, a kprobe's bpf_override_return
+ * on the same function failed none of its calls (vm-attack-filecaps, once
+ * an emptied fmod_ret site lingered), because the trampoline, not the
+ * kprobe, decides where the call goes. So, under the lock, before b's site
+ * is opened: a site of another backend with nothing armed (lingering, or
+ * left by another engine) is detached first; one with injections armed
+ * decides the backend of an auto request, and refuses a request that
+ * named the other backend, saying so. */
+static int settle_other_backends(Engine *e, const InjectableFunction *f, const InjectSpec *spec, Backend *b,
+                                 InjectError *err) {
+        int r;
+
+        for (Backend o = BACKEND_KPROBE; o < _BACKEND_MAX; o++) {
+                _cleanup_(site_closep) Site s = SITE_NULL;
+                _cleanup_free_ char *dir = NULL;
+                InjectSpec as_o = *spec;
+
+                if (o == *b)
+                        continue;
+                r = site_dir_name(e, f->name, o, &dir);
+                if (r < 0)
+                        return r;
+                if (site_open(dir, &s) < 0)
+                        continue;       /* none, or half-built: nothing attached to share with */
+                r = site_recount(&s);
+                if (r < 0)
+                        return r;
+                if (s.info.n_live == 0) {
+                        r = site_linger_cut(e, &s);
+                        if (r < 0)
+                                return inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
+                                                        "Cannot detach the empty %s site of '%s' before arming it "
+                                                        "through %s: %s", backend_to_string(o), f->name,
+                                                        backend_to_string(*b), strerror(-r));
+                        continue;
+                }
+                as_o.backend = o;
+                if (spec->backend == BACKEND_AUTO && choose_backend(e, f, &as_o, b, NULL) >= 0)
+                        return 0;
+                return inject_error_set(err, -EBUSY, INJECT_ERROR_BACKEND_UNAVAILABLE,
+                                        "'%s' has injections armed through the %s backend, and the %s backend "
+                                        "cannot serve it beside them (only one backend takes effect on a "
+                                        "function); ask for the %s backend, or wait until they end",
+                                        f->name, backend_to_string(o), backend_to_string(*b),
+                                        backend_to_string(o));
+        }
+        return 0;
+}
+
 int engine_check(Engine *e, const InjectSpec *spec, InjectError *err) {
         const InjectableFunction *f = NULL;
         Backend b;
@@ -338,6 +388,9 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
                 return r;
         locked = e;
 
+        r = settle_other_backends(e, f, spec, &b, err);
+        if (r < 0)
+                return r;
         r = site_dir_name(e, f->name, b, &dir);
         if (r < 0)
                 return r;

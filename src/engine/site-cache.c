@@ -106,6 +106,17 @@ void site_linger_reuse(Engine *e, const Site *s) {
         free(l);
 }
 
+int site_linger_cut(Engine *e, Site *s) {
+        LingerSite **p = linger_find(e, s->info.function, s->info.backend), *l = *p;
+
+        if (l) {        /* else another engine's, emptied and left pinned */
+                *p = l->next;
+                free(l);
+                e->stats.lingers_ended++;
+        }
+        return site_retire(e, s);
+}
+
 /* Retires the site of l if it is still pinned with nothing armed (another
  * engine may have armed or retired it since), under the lock. The slots
  * say, not the site map: they are what an arm writes first. */

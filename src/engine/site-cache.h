@@ -37,3 +37,6 @@ bool site_linger(Engine *e, const Site *s);
 /* An arm found the site s pinned with nothing armed: a lingering one,
  * which is re-used and no longer lingers. */
 void site_linger_reuse(Engine *e, const Site *s);
+/* The site s, pinned with nothing armed, must go now (another backend is
+ * about to serve its function): retired, and no longer lingering. */
+int site_linger_cut(Engine *e, Site *s);

@@ -16,6 +16,9 @@
 #   killed during one leaves the empty site attached (failing nothing)
 #   until the next daemon's start retires it; the sites of the injections
 #   a stop cancels do not linger;
+# * one backend per function: a lingering site of the other backend is
+#   detached before a request attaches its own (its faults would be lost
+#   beside it), and an armed one refuses a request naming the other;
 # * --site-linger=0 detaches at once; a bad value is refused.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-engine.sh"
@@ -132,6 +135,23 @@ expect_reused "$st" "$st2"
 assert_eq "$flink" "$(link_id fmod_ret-$G)" "the link of the re-used fmod_ret site"
 release_fixture
 assert_eq "ENOENT ENOENT" "$FIXTURE_RESULTS" "openat results on the re-used fmod_ret site"
+cancel "$id"
+# One backend serves a function at a time: beside an fmod_ret trampoline,
+# a kprobe's override on the same function failed none of its calls (seen
+# on 6.1 in vm-attack-filecaps once the fmod_ret site lingered). A kprobe
+# request on G detaches G's lingering fmod_ret site first, and fails.
+start_fixture openat 2 /etc/hostname
+id=$(inject $G ENOENT kprobe "$FIXTURE_PID")
+[[ ! -e $PINS/fmod_ret-$G ]] || fail "the lingering fmod_ret site of $G is still pinned beside its kprobe site"
+release_fixture
+assert_eq "ENOENT ENOENT" "$FIXTURE_RESULTS" "openat results through kprobe, after G's fmod_ret site lingered"
+# While that one is armed, a request that names fmod_ret is refused, saying why.
+out=$("$VARLINK_CALL" "$SOCKET" org.injectd.Injector.Inject \
+    "{\"function\":\"$G\",\"error\":\"ENOENT\",\"backend\":\"fmod_ret\",\"scope\":\"process\",\"pid\":$$,\"detach\":true,\"duration_usec\":300000000}") &&
+    fail "an fmod_ret Inject on $G was armed beside its armed kprobe site: $out"
+assert_contains "$out" "BackendUnavailable" "the refusal of fmod_ret beside an armed kprobe site"
+assert_contains "$out" "armed through the kprobe backend" "the refusal's reason"
+[[ ! -e $PINS/fmod_ret-$G ]] || fail "the refused fmod_ret request left a site of $G"
 cancel "$id"
 stat_is "$(engine_stats)" sites_lingering 2 "sites lingering before the daemon stops"
 # And one still armed, which the stop cancels: its site must not linger.
