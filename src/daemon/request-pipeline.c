@@ -107,7 +107,8 @@ static int parse(PendingRequest *p, json_object *request, const int *fds, size_t
                 return r;
         return engine_check(p->manager->engine, &(InjectSpec) { .function = p->req.function,
                                                                 .retval = p->req.retval,
-                                                                .backend = p->req.backend }, err);
+                                                                .backend = p->req.backend,
+                                                                .arg_filters = p->req.arg_filters }, err);
 }
 
 /* Step 5: the engine arms it. */
@@ -135,6 +136,7 @@ static int arm(PendingRequest *p, uint64_t duration, InjectionInfo *ret, InjectE
                                 .every = p->req.every,
                                 .times = p->req.times,
                                 .probability_ppm = p->req.probability_ppm,
+                                .arg_filters = p->req.arg_filters,
                                 /* Root, and a holder of inject-global, may fail anyone's
                                  * tasks; everyone else only tasks fully running as them. */
                                 .owner_uid = p->caller.privileged || p->scope.foreign ? INJECT_UID_ANY : p->caller.uid,
