@@ -21,71 +21,45 @@
 # cache's name, so the filter would fail someone else's too).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-daemon.sh"
+. "$(dirname "$0")/lib-alloc.sh"
 
 INJECTCTL=$BUILD_DIR/src/client/injectctl
-ALLOC_REPORT=$BUILD_DIR/tests/vm/alloc-report
 [[ -x $INJECTCTL ]] || fail "injectctl is not built at '$INJECTCTL'"
-[[ -x $ALLOC_REPORT ]] || fail "alloc-report is not built at '$ALLOC_REPORT'"
 [[ -d /sys/kernel/slab/dentry && ! -L /sys/kernel/slab/dentry ]] ||
     fail "the test kernel has no unmerged 'dentry' slab cache (SLUB sysfs)"
 N=20
 
 daemon_setup
 start_injectd
-
-tmp=/mnt/filters-tmp
-mkdir -p "$tmp"
-mount -t tmpfs -o mode=0755 tmpfs "$tmp"
-at_exit umount "$tmp"
-install -d -o alice -g alice "$tmp/alice"
+alloc_tmpfs filters-tmp
+tmp=$ALLOC_TMP
 as alice touch "$tmp/alice/file"
 
 # round NAME BACKEND OPTION...: alice's workload, with her injection on
 # should_failslab (ENOMEM) and OPTIONs armed on it once it waits; sets
-# RESULT (its report: "OP ok K failed K ERRNAME" lines) and INJECTED,
-# MATCHED and SEEN from the injection's counters.
+# ALLOC_REPORT_LINES and INJECTED, MATCHED and SEEN from the injection's
+# counters.
 round() {
-    local name=$1 backend=$2
+    local name=$1 backend=$2 id doc
     shift 2
-    local dir=$DAEMON_WORK/$name-$backend in out pid id doc line
-    in=$dir/in
-    out=$dir/out
-    mkdir -p "$dir"
-    mkfifo "$in" "$out"
-    chown alice "$dir" "$in" "$out"
     as alice mkdir "$tmp/alice/$name-$backend"
-    start_as alice /dev/null "$dir/err" "$ALLOC_REPORT" "$in" "$out" \
-        sigqueue "$N" "mkdir:$tmp/alice/$name-$backend" "$N" "open:$tmp/alice/file" "$N"
-    pid=$BG_PID
-    exec 7>"$in" 8<"$out"
-    read -r -t 120 line <&8 || fail "alloc-report did not start ($(cat "$dir/err"))"
-    assert_eq ready "$line" "alloc-report's first line"
-
-    id=$(as alice "$INJECTCTL" inject should_failslab --error ENOMEM --pid "$pid" --backend "$backend" \
+    alloc_start alice "$name-$backend" -- sigqueue "$N" "mkdir:$tmp/alice/$name-$backend" "$N" \
+        "open:$tmp/alice/file" "$N"
+    id=$(as alice "$INJECTCTL" inject should_failslab --error ENOMEM --pid "$ALLOC_PID" --backend "$backend" \
         --for 5min --detach "$@") || fail "alice could not arm should_failslab $* ($backend)"
-    echo go >&7
-    RESULT=
-    while read -r -t 120 line <&8; do
-        [[ $line == end ]] && break
-        RESULT+="$line"$'\n'
-    done
-    [[ $line == end ]] || fail "alloc-report did not finish ($RESULT)"
+    alloc_run
     doc=$(as alice "$INJECTCTL" show "$id" --json)
     INJECTED=$(jq -r .faults_injected <<<"$doc")
     MATCHED=$(jq -r .calls_matched <<<"$doc")
     SEEN=$(jq -r .calls_seen <<<"$doc")
     as alice "$INJECTCTL" cancel "$id" >/dev/null
-    echo exit >&7
-    exec 7>&- 8<&-
-    wait "$pid" 2>/dev/null || true
+    alloc_end
     log "$name ($backend, $*): seen $SEEN, matched $MATCHED, injected $INJECTED;" \
-        "$(tr '\n' ';' <<<"$RESULT")"
+        "$(tr '\n' ';' <<<"$ALLOC_REPORT_LINES")"
 }
 
-# failed OP: how many OP calls failed in RESULT; errno OP: their errno.
-failed() { awk -v op="$1" '$1 == op { print $5 }' <<<"$RESULT"; }
-errno_of() { awk -v op="$1" '$1 == op { print $6 }' <<<"$RESULT"; }
-total_failed() { awk '{ n += $5 } END { print n + 0 }' <<<"$RESULT"; }
+failed() { alloc_failed "$1"; }
+errno_of() { alloc_errno "$1"; }
 
 for backend in kprobe fmod_ret; do
     log "---- $backend"
@@ -95,7 +69,7 @@ for backend in kprobe fmod_ret; do
         "failed sigqueue, mkdir and open calls without a filter"
     assert_eq "EAGAIN ENOMEM ENOMEM" "$(errno_of sigqueue) $(errno_of mkdir) $(errno_of open)" \
         "their errors"
-    assert_eq "$(total_failed)" "$INJECTED" "faults injected, against the failures alloc-report saw"
+    assert_eq "$(alloc_total_failed)" "$INJECTED" "faults injected, against the failures alloc-report saw"
 
     # Only the allocations that may not sleep: the sigqueue entries.
     round atomic "$backend" --ignore-gfp-wait
