@@ -310,7 +310,7 @@ static __always_inline void emit_event(void *ctx, const struct inject_site_info 
         __builtin_memcpy(e->function, info->function, INJECT_FUNC_LEN);
         n = bpf_get_stack(ctx, e->stack, sizeof(e->stack), 0);
         e->n_stack = n > 0 ? n / sizeof(__u64) : 0;
-        e->pad = 0;
+        e->cpu = bpf_get_smp_processor_id();
         bpf_ringbuf_submit(e, 0);
 }
 

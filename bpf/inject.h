@@ -191,6 +191,6 @@ struct inject_event {
          * function itself, then its callers), for sweep reports. n_stack:
          * frames captured, 0 when the kernel would not give one. */
         __u32 n_stack;
-        __u32 pad;
+        __u32 cpu;              /* where it failed, for the kernel log record (src/daemon/fault-kmsg.c) */
         __u64 stack[INJECT_STACK_DEPTH];
 };

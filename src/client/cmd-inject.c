@@ -64,6 +64,7 @@ enum {
         ARG_BACKEND,
         ARG_DETACH,
         ARG_FILTER,     /* an argument filter: its option is its SPEC key */
+        ARG_KERNEL_LOG,
 };
 
 typedef struct Counters {
@@ -350,6 +351,7 @@ int cmd_inject(int argc, char **argv) {
                 { "min-order",   required_argument, NULL, ARG_FILTER },
                 { "min-size",    required_argument, NULL, ARG_FILTER },
                 { "cache",       required_argument, NULL, ARG_FILTER },
+                { "kernel-log",  required_argument, NULL, ARG_KERNEL_LOG },
                 GLOBAL_OPTIONS
         };
         _cleanup_(transport_freep) Transport *t = NULL;
@@ -377,6 +379,14 @@ int cmd_inject(int argc, char **argv) {
                         k = r;
                         break;
                 }
+                case ARG_KERNEL_LOG:
+                        r = parse_count_arg("--kernel-log", optarg, 0, &v);
+                        if (r != 0)
+                                return r;
+                        if (v > 2)
+                                return usage_error("--kernel-log: '%s' is not 0, 1 or 2", optarg);
+                        k = json_add_u64(req, "kernel_log", v);
+                        break;
                 case ARG_ERROR: {
                         const char *name;
                         int e;

@@ -75,6 +75,7 @@ static void help(void) {
                "                              or everything (default: your own cgroup)\n"
                "  --backend auto|kprobe|fmod_ret\n"
                "  --detach                    Leave the injection armed and return\n"
+               "  --kernel-log 1|2            A kernel log record per fault (2: with the stack)\n"
                "  --ignore-gfp-wait --ignore-gfp-highmem --min-order N --min-size N --cache NAME\n"
                "                              Argument filters, of the functions whose\n"
                "                              'functions FUNC' lists them\n"

@@ -60,6 +60,7 @@ json_object *fail_spec_request(Transport *t, const FailSpec *spec, pid_t pid, ui
                            JSON_PAIR_IF(spec->every, JSON_PAIR_U64("every", spec->every)),
                            JSON_PAIR_IF(spec->times, JSON_PAIR_U64("times", spec->times)),
                            JSON_PAIR_IF(spec->probability > 0, JSON_PAIR_DOUBLE("probability", spec->probability)),
+                           JSON_PAIR_IF(spec->kernel_log, JSON_PAIR_U64("kernel_log", spec->kernel_log)),
                            JSON_PAIR_IF(spec->n_callers > 0,
                                         JSON_PAIR_OBJECT("callers", spec->n_callers > 0 ?
                                                          json_new_strv((const char *const *) spec->callers,

@@ -226,6 +226,12 @@ int fail_spec_parse(const char *s, FailSpec **ret, char **reterr_message) {
                                 return spec_error(reterr_message, s,
                                                   "probability=%s is not a percentage above 0 and at most 100", value);
                         seen_probability = true;
+                } else if (strcmp(item, "kernel-log") == 0) {
+                        uint64_t v;
+
+                        if (parse_count(value, &v) < 0 || v > 2)
+                                return spec_error(reterr_message, s, "kernel-log=%s is not 0, 1 or 2", value);
+                        spec->kernel_log = (unsigned) v;
                 } else if (strcmp(item, "caller") == 0) {
                         char **n;
 
@@ -244,7 +250,7 @@ int fail_spec_parse(const char *s, FailSpec **ret, char **reterr_message) {
                 } else
                         return spec_error(reterr_message, s,
                                           "unknown key '%s' (after, every, times, probability, caller, ignore-gfp-wait, "
-                                          "ignore-gfp-highmem, min-order, min-size, cache)", item);
+                                          "ignore-gfp-highmem, min-order, min-size, cache, kernel-log)", item);
         }
 
         *ret = TAKE_PTR(spec);

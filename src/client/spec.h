@@ -5,6 +5,7 @@
  *
  *   FUNCTION[:ERROR][,after=N][,every=N][,times=N][,probability=P%][,caller=FUNC]...
  *           [,ignore-gfp-wait][,ignore-gfp-highmem][,min-order=N][,min-size=N][,cache=NAME]
+ *           [,kernel-log=N]
  *
  * ERROR is an errno name or number (ENOENT, 2); without it the caller
  * picks a value that fits the function's type. caller= may be repeated
@@ -55,6 +56,7 @@ typedef struct FailSpec {
         char **callers;         /* NULL-terminated, or NULL */
         size_t n_callers;
         ArgFilterArgs filters;
+        unsigned kernel_log;    /* kernel-log=N: 0 none, 1 a kernel log record per fault, 2 with the stack */
 } FailSpec;
 
 FailSpec *fail_spec_free(FailSpec *s);

@@ -70,6 +70,7 @@ json_object *injection_to_json(Injection *inj) {
                                            JSON_PAIR_U64("min_size", s->min_size)),
                               JSON_PAIR_IF(s->arg_filters & INJECT_FILTER_CACHE,
                                            JSON_PAIR_STRING("cache", s->cache)),
+                              JSON_PAIR_IF(inj->kernel_log, JSON_PAIR_U64("kernel_log", inj->kernel_log)),
                               JSON_PAIR_STRING("rule", inj->rule ?: ""),
                               JSON_PAIR_U64("calls_seen", s->seen),
                               JSON_PAIR_U64("calls_matched", s->matched),

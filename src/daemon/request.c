@@ -44,6 +44,7 @@ typedef struct RequestFields {
         uint64_t pid;
         bool ignore_gfp_wait, ignore_gfp_highmem;
         uint64_t min_order, min_size;   /* UINT64_MAX: not given */
+        uint64_t kernel_log;
 } RequestFields;
 
 /* "error": an errno name, or a number. */
@@ -221,6 +222,7 @@ static const JsonDispatch request_table[] = {
           .min = 1, .max = UINT32_MAX },
         { "cache",         JSON_DISPATCH_STRING,   json_dispatch_string, FIELD(req.cache), 0,
           .min = 1, .max = REQUEST_MAX_STRING },
+        { "kernel_log",    JSON_DISPATCH_UNSIGNED, json_dispatch_u64,    FIELD(kernel_log), 0, .max = 2 },
         { "backend",       JSON_DISPATCH_ANY,      parse_backend,        FIELD(req.backend) },
         { "detach",        JSON_DISPATCH_BOOLEAN,  json_dispatch_bool,   FIELD(req.detach) },
         { "interactive",   JSON_DISPATCH_BOOLEAN,  json_dispatch_bool,   FIELD(req.interactive) },
@@ -262,6 +264,8 @@ static int check_combinations(RequestFields *f, InjectError *err) {
                         return inject_error_set(err, -EINVAL, INJECT_ERROR_INVALID_ARGUMENT,
                                                 "Give one of 'pid' and 'pidfd', not both");
         }
+
+        f->req.kernel_log = (unsigned) f->kernel_log;
 
         /* Which filters apply to the function is the engine's to say. */
         f->req.arg_filters = (ArgFilters) {

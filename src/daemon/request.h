@@ -48,6 +48,8 @@ typedef struct InjectRequest {
         uint64_t after, every, times;
         uint32_t probability_ppm;
         ArgFilters arg_filters;         /* .cache points to cache */
+        unsigned kernel_log;            /* 0: none; 1: a kernel log record per fault; 2: with its stack
+                                         * (the kernel's fault-injection "verbose" levels) */
         char *cache;
         Backend backend;
         bool detach;
@@ -64,8 +66,8 @@ typedef struct InjectRequest {
  * (array of strings), after, every, times (integers), probability (number,
  * percent in (0, 100]), the argument filters ignore_gfp_wait,
  * ignore_gfp_highmem (booleans), min_order, min_size (integers), cache
- * (string), backend ("auto", "kprobe", "fmod_ret"), detach, interactive
- * (booleans). Anything else is refused by name. The keys are
+ * (string), kernel_log (0..2), backend ("auto", "kprobe", "fmod_ret"),
+ * detach, interactive (booleans). Anything else is refused by name. The keys are
  * one table in request.c (json-dispatch.h); a refusal is InvalidArgument
  * with a sentence that names the key. */
 int request_from_json(json_object *o, InjectRequest *ret, InjectError *err);

@@ -30,7 +30,10 @@ alloc_start() {
         start_as "$who" /dev/null "$ALLOC_DIR/err" "${cmd[@]}"
         ALLOC_PID=$BG_PID
     fi
-    exec 7>"$ALLOC_DIR/in" 8<"$ALLOC_DIR/out"
+    # Read-write opens of a fifo do not wait for the other end: if CMD
+    # dies before alloc-report opens them, the read below times out
+    # instead of the open hanging.
+    exec 7<>"$ALLOC_DIR/in" 8<>"$ALLOC_DIR/out"
     read -r -t 120 line <&8 || fail "alloc-report did not start ($(cat "$ALLOC_DIR/err"))"
     assert_eq ready "$line" "alloc-report's first line"
 }
