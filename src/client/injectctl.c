@@ -47,6 +47,9 @@ static void help(void) {
                "  run --fail SPEC [--fail SPEC...] [--for DUR] -- CMD [ARG...]\n"
                "                              Run CMD with faults armed for it and its\n"
                "                              children only; exit with CMD's status\n"
+               "  failcmd [-p P] [-i N] [-t N] [--ignore-gfp-wait Y|N] ... [--] CMD [ARG...]\n"
+               "                              The kernel's failcmd.sh, mapped onto run\n"
+               "                              (man injectctl: the options it takes)\n"
                "  sweep --fail SPEC [--max N] [--timeout DUR] [--report FILE] -- CMD [ARG...]\n"
                "                              Run CMD once per matching call N = 0, 1, 2...,\n"
                "                              failing only call N+1, until a run no longer\n"
@@ -362,6 +365,7 @@ static const struct {
         { "watch",         cmd_watch },
         { "reload-policy", cmd_reload_policy },
         { "run",           cmd_run },
+        { "failcmd",       cmd_failcmd },
         { "sweep",         cmd_sweep },
         { "explore",       cmd_explore },
 };
