@@ -36,7 +36,7 @@ const volatile __u32 site_index = 0;
  * outer maps, which every copy of the program reuses), so the sizes here
  * are only the templates' (inject.h: struct inject_site_info). A flat
  * array of sites x slots would cost every site the largest slot count,
- * up to 16384 slots of 224 bytes: 3.5 MiB a site. Sizes, not types: the
+ * up to 16384 slots of 264 bytes: 4.1 MiB a site. Sizes, not types: the
  * types would be forward declarations only in the object's BTF. */
 struct inject_scopes_map {
         __uint(type, BPF_MAP_TYPE_HASH);
@@ -203,30 +203,89 @@ static __always_inline void function_args(void *ctx, int kprobe, __u64 *a0, __u6
                 *a1 = 0;
 }
 
+/* What evaluate() needs to know of the call, passed by pointer: a global
+ * function takes at most five arguments. */
+struct inject_call {
+        __u64 now;
+        __u64 a0, a1;           /* the function's first two arguments: read only when the site
+                                 * has a guard, which says what they are */
+        __u32 guard;            /* the site's, enum inject_guard */
+        __u32 flags;            /* EVAL_* */
+};
+
 /* Whether a guard forbids failing this call: the kernel's own fault
  * injection (mm/failslab.c, mm/page_alloc.c) never fails a __GFP_NOFAIL
  * allocation, whose caller does not check for NULL or retries forever, nor
  * one from the bootstrap cache of slab caches. The guard is the site's
  * (its info), read only for a caller in scope. A guard that cannot tell
  * (the bootstrap cache pointer unreadable) forbids. */
-static __always_inline int guard_holds(void *ctx, int kprobe, const struct inject_site_info *info)
+static __always_inline int guard_holds(const struct inject_call *call, const struct inject_site_info *info)
 {
-        __u64 a0 = 0, a1 = 0, boot = 0, cache = info->guard_bootstrap_cache;
-        __u32 guard = info->guard;
+        __u64 boot = 0, cache = info->guard_bootstrap_cache;
 
-        if (guard == INJECT_GUARD_NONE)
-                return 0;
-        function_args(ctx, kprobe, &a0, &a1);
-        if (guard == INJECT_GUARD_FAILSLAB) {
-                if ((__u32) a1 & INJECT_GFP_NOFAIL)
+        if (call->guard == INJECT_GUARD_FAILSLAB) {
+                if ((__u32) call->a1 & INJECT_GFP_NOFAIL)
                         return 1;
                 if (!cache || bpf_probe_read_kernel(&boot, sizeof(boot), (const void *) cache) < 0)
                         return 1;
-                return a0 == boot;
+                return call->a0 == boot;
         }
-        if (guard == INJECT_GUARD_FAIL_ALLOC_PAGE)
-                return ((__u32) a0 & INJECT_GFP_NOFAIL) != 0;
+        if (call->guard == INJECT_GUARD_FAIL_ALLOC_PAGE)
+                return ((__u32) call->a0 & INJECT_GFP_NOFAIL) != 0;
         return 1;       /* a guard this program does not know: never fail */
+}
+
+/* Whether the slab cache's name is want (NUL-padded, at most
+ * INJECT_CACHE_LEN - 2 characters). Both buffers are compared whole:
+ * the helper does not pad after the NUL, and a longer name, read
+ * truncated, differs from want at its last byte. Unreadable: no. */
+static __always_inline int cache_name_is(const struct kmem_cache *cache, const char *want)
+{
+        char name[INJECT_CACHE_LEN] = {};
+        const char *p = BPF_CORE_READ(cache, name);
+        char diff = 0;
+
+        if (!p || bpf_probe_read_kernel_str(name, sizeof(name), p) < 0)
+                return 0;
+        /* Without a branch per byte: one path for the verifier to walk. */
+        for (int i = 0; i < INJECT_CACHE_LEN; i++)
+                diff |= name[i] ^ want[i];
+        return !diff;
+}
+
+/* Whether the call's arguments pass the injection's argument filters, as
+ * mm/failslab.c and mm/page_alloc.c test their knobs. Where the arguments
+ * cannot be read, or read wrong, the call passes through unfailed. A
+ * global function, verified once on its own: inlined, each of its
+ * outcomes would make the verifier walk the rest of evaluate() again. */
+__noinline int args_match(const struct inject_slot *slot, const struct inject_call *call)
+{
+        const struct kmem_cache *cache = 0;
+        __u32 filters, gfp, order = 0;
+
+        if (!slot || !call)
+                return 0;
+        filters = slot->arg_filters;
+
+        if (call->guard == INJECT_GUARD_FAILSLAB) {
+                cache = (const void *) call->a0;
+                gfp = (__u32) call->a1;
+        } else if (call->guard == INJECT_GUARD_FAIL_ALLOC_PAGE) {
+                gfp = (__u32) call->a0;
+                order = (__u32) call->a1;
+        } else
+                return 0;       /* no argument filter applies here: the engine arms none */
+        if ((filters & INJECT_FILTER_GFP_WAIT) && (gfp & INJECT_GFP_DIRECT_RECLAIM))
+                return 0;
+        if ((filters & INJECT_FILTER_GFP_HIGHMEM) && (gfp & INJECT_GFP_HIGHMEM))
+                return 0;
+        if ((filters & INJECT_FILTER_MIN_ORDER) && order < slot->min_order)
+                return 0;
+        if ((filters & INJECT_FILTER_MIN_SIZE) && (!cache || BPF_CORE_READ(cache, object_size) < slot->min_size))
+                return 0;
+        if ((filters & INJECT_FILTER_CACHE) && (!cache || !cache_name_is(cache, slot->cache)))
+                return 0;
+        return 1;
 }
 
 /* Called only for a call that is made to fail, so the stack walk costs
@@ -251,7 +310,7 @@ static __always_inline void emit_event(void *ctx, const struct inject_site_info 
         __builtin_memcpy(e->function, info->function, INJECT_FUNC_LEN);
         n = bpf_get_stack(ctx, e->stack, sizeof(e->stack), 0);
         e->n_stack = n > 0 ? n / sizeof(__u64) : 0;
-        e->pad = 0;
+        e->cpu = bpf_get_smp_processor_id();
         bpf_ringbuf_submit(e, 0);
 }
 
@@ -260,14 +319,14 @@ static __always_inline void emit_event(void *ctx, const struct inject_site_info 
  * Counters are bumped with fetch-and-add and the trigger is a function of
  * this call's own match number, so "fail only the 3rd matching call" fails
  * exactly one call however many CPUs race. site: the site's index, idx:
- * the slot's in the site's slots map. flags (a global function takes at
- * most five arguments): EVAL_HAVE_STACK, the kernel stack has been captured
- * into stack_scratch; EVAL_GUARDED, a guard forbids failing this call
- * (guard_holds()): it is counted, after the filters, and never matched. */
+ * the slot's in the site's slots map. call->flags: EVAL_HAVE_STACK, the
+ * kernel stack has been captured into stack_scratch; EVAL_GUARDED, a guard
+ * forbids failing this call (guard_holds()): it is counted, after the
+ * filters, and never matched. */
 #define EVAL_HAVE_STACK 1
 #define EVAL_GUARDED    2
 
-__noinline long evaluate(__u32 site, __u32 idx, __u64 inj_id, __u64 now, __u32 flags)
+__noinline long evaluate(__u32 site, __u32 idx, __u64 inj_id, const struct inject_call *call)
 {
         struct inject_slot *slot;
         void *slots;
@@ -275,13 +334,15 @@ __noinline long evaluate(__u32 site, __u32 idx, __u64 inj_id, __u64 now, __u32 f
         __u64 *ips;
         __u64 n, k, every;
 
+        if (!call)
+                return 0;
         slots = bpf_map_lookup_elem(&site_slots, &site);
         if (!slots)
                 return 0;
         slot = bpf_map_lookup_elem(slots, &idx);
         if (!slot || !inj_id || slot->id != inj_id)
                 return 0;
-        if (now >= slot->deadline_ns)
+        if (call->now >= slot->deadline_ns)
                 return 0;
 
         __sync_fetch_and_add(&slot->seen, 1);
@@ -294,10 +355,13 @@ __noinline long evaluate(__u32 site, __u32 idx, __u64 inj_id, __u64 now, __u32 f
                 return 0;
         if (slot->n_callers) {
                 ips = bpf_map_lookup_elem(&stack_scratch, &zero);
-                if (!ips || !(flags & EVAL_HAVE_STACK) || !stack_has_callers(slot, ips))
+                if (!ips || !(call->flags & EVAL_HAVE_STACK) || !stack_has_callers(slot, ips))
                         return 0;
         }
-        if (flags & EVAL_GUARDED) {
+        /* Only injections that filter by argument read them further. */
+        if (slot->arg_filters && !args_match(slot, call))
+                return 0;
+        if (call->flags & EVAL_GUARDED) {
                 __sync_fetch_and_add(&slot->guarded, 1);
                 return 0;
         }
@@ -383,11 +447,11 @@ static __always_inline long decide(void *ctx, int kprobe)
 {
         struct inject_scope_key gkey = { .kind = INJECT_SCOPE_GLOBAL };
         struct inject_scope_val pv = {}, cv = {}, gv = {}, *v;
+        struct inject_call call = {};
         struct inject_site_info *info;
         struct inject_tag *tag;
         __u32 zero = 0;
-        __u32 flags = 0;
-        __u64 now, id = 0;
+        __u64 id = 0;
         void *m;
         __u32 site;
         long r = 0;
@@ -427,23 +491,28 @@ static __always_inline long decide(void *ctx, int kprobe)
                 if (ips) {
                         __builtin_memset(ips, 0, sizeof(__u64) * INJECT_STACK_DEPTH);
                         if (bpf_get_stack(ctx, ips, sizeof(__u64) * INJECT_STACK_DEPTH, 0) > 0)
-                                flags |= EVAL_HAVE_STACK;
+                                call.flags |= EVAL_HAVE_STACK;
                 }
         }
 
-        /* Only callers in scope read the arguments. */
-        if (guard_holds(ctx, kprobe, info))
-                flags |= EVAL_GUARDED;
-        now = bpf_ktime_get_boot_ns();
-        if (pv.inj_id && (r = evaluate(site, pv.slot, pv.inj_id, now, flags)))
+        /* Only callers in scope read the arguments, and only on sites
+         * whose guard says what they are: guards and argument filters. */
+        call.guard = info->guard;
+        if (call.guard != INJECT_GUARD_NONE) {
+                function_args(ctx, kprobe, &call.a0, &call.a1);
+                if (guard_holds(&call, info))
+                        call.flags |= EVAL_GUARDED;
+        }
+        call.now = bpf_ktime_get_boot_ns();
+        if (pv.inj_id && (r = evaluate(site, pv.slot, pv.inj_id, &call)))
                 id = pv.inj_id;
-        else if (cv.inj_id && (r = evaluate(site, cv.slot, cv.inj_id, now, flags)))
+        else if (cv.inj_id && (r = evaluate(site, cv.slot, cv.inj_id, &call)))
                 id = cv.inj_id;
-        else if (gv.inj_id && (r = evaluate(site, gv.slot, gv.inj_id, now, flags)))
+        else if (gv.inj_id && (r = evaluate(site, gv.slot, gv.inj_id, &call)))
                 id = gv.inj_id;
         if (!id)
                 return 0;
-        emit_event(ctx, info, id, r >> 1, now);
+        emit_event(ctx, info, id, r >> 1, call.now);
         return r;
 }
 

@@ -47,9 +47,30 @@ enum inject_guard {
                                                  * not with __GFP_NOFAIL */
 };
 
-/* ___GFP_NOFAIL: bit 15 in every kernel with BPF trampolines (include/linux/gfp_types.h;
- * from 6.10 it is the enumerator ___GFP_NOFAIL_BIT, still 15). */
-#define INJECT_GFP_NOFAIL       0x8000u
+/* gfp bits, the same in every kernel with BPF trampolines
+ * (include/linux/gfp_types.h; from 6.10 they are enumerators, same values). */
+#define INJECT_GFP_HIGHMEM              0x02u   /* ___GFP_HIGHMEM */
+#define INJECT_GFP_DIRECT_RECLAIM       0x400u  /* ___GFP_DIRECT_RECLAIM: the allocation may sleep */
+#define INJECT_GFP_NOFAIL               0x8000u /* ___GFP_NOFAIL */
+
+/* Argument filters: an injection that has one fails only the calls whose
+ * arguments pass it, as the kernel's own failslab and fail_page_alloc
+ * knobs narrow theirs (Documentation/fault-injection). They are read where
+ * the site's guard says the arguments are (enum inject_guard: the same
+ * functions), so they exist only on those functions (src/engine/guards.c
+ * lists which apply where). A call they reject is seen, not matched. */
+enum inject_arg_filter {
+        INJECT_FILTER_GFP_WAIT    = 1u << 0,    /* only allocations that may not sleep (no __GFP_DIRECT_RECLAIM) */
+        INJECT_FILTER_GFP_HIGHMEM = 1u << 1,    /* not __GFP_HIGHMEM allocations */
+        INJECT_FILTER_MIN_ORDER   = 1u << 2,    /* only orders >= min_order */
+        INJECT_FILTER_MIN_SIZE    = 1u << 3,    /* only caches whose object_size >= min_size */
+        INJECT_FILTER_CACHE       = 1u << 4,    /* only the slab cache named cache */
+};
+
+/* A slab cache's name in a filter: at most INJECT_CACHE_LEN - 2 characters,
+ * so that a longer name in the kernel, read truncated to INJECT_CACHE_LEN - 1,
+ * never equals one. */
+#define INJECT_CACHE_LEN        32
 
 enum inject_scope_kind {
         INJECT_SCOPE_NONE    = 0,       /* never valid: an empty scope is not "everything" */
@@ -103,13 +124,16 @@ struct inject_slot {
                                  * all equal it, whose egid, sgid and fsgid are their gid, and
                                  * that hold no capability (a setuid, setgid or file-capability
                                  * program in the scope is never failed) */
-        __u32 pad2;
+        __u32 arg_filters;      /* enum inject_arg_filter; 0: none, the arguments are not read */
+        __u32 min_order;        /* INJECT_FILTER_MIN_ORDER */
+        __u32 min_size;         /* INJECT_FILTER_MIN_SIZE: bytes */
+        char cache[INJECT_CACHE_LEN];   /* INJECT_FILTER_CACHE: NUL-padded */
 
         /* Counters, written only by BPF. */
         __u64 seen;             /* calls by a task in scope, before the deadline */
-        __u64 matched;          /* ... that also passed the credential, task-context, comm and
-                                 * caller filters, and no guard forbade failing them: what the
-                                 * triggers count */
+        __u64 matched;          /* ... that also passed the credential, task-context, comm,
+                                 * caller and argument filters, and no guard forbade failing
+                                 * them: what the triggers count */
         __u64 injected;         /* ... that were made to fail */
         __u64 claims;           /* fault claims, to keep `times` exact under concurrency */
         __u64 guarded;          /* calls that passed the filters but that a guard (enum inject_guard)
@@ -167,6 +191,6 @@ struct inject_event {
          * function itself, then its callers), for sweep reports. n_stack:
          * frames captured, 0 when the kernel would not give one. */
         __u32 n_stack;
-        __u32 pad;
+        __u32 cpu;              /* where it failed, for the kernel log record (src/daemon/fault-kmsg.c) */
         __u64 stack[INJECT_STACK_DEPTH];
 };

@@ -88,3 +88,10 @@ struct bpf_iter__task {
         struct bpf_iter_meta *meta;
         struct task_struct *task;
 } __attribute__((preserve_access_index));
+
+/* A slab cache, for the argument filters of should_failslab(): SLUB's and
+ * SLAB's struct kmem_cache both have these. */
+struct kmem_cache {
+        unsigned int object_size;
+        const char *name;
+} __attribute__((preserve_access_index));

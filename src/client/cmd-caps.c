@@ -328,6 +328,36 @@ static void print_guards(json_object *functions) {
         }
 }
 
+/* The argument filters of the listed functions that take some (inject's
+ * --ignore-gfp-wait and the like, the SPEC keys of the same names). */
+static void print_filters(json_object *functions) {
+        size_t n = json_object_array_length(functions);
+
+        for (size_t i = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(functions, i), *filters;
+                const char *name = "";
+                size_t k;
+
+                if (json_get_array(e, "filters", &filters) < 0 || (k = json_object_array_length(filters)) == 0)
+                        continue;
+                (void) json_get_string(e, "name", &name);
+                printf("\n%s takes the argument filters:\n", name);
+                for (size_t j = 0; j < k; j++) {
+                        json_object *f = json_object_array_get_idx(filters, j);
+                        const char *fname = "", *desc = "";
+
+                        (void) json_get_string(f, "name", &fname);
+                        (void) json_get_string(f, "description", &desc);
+                        /* The request's key, as an option: min_order is --min-order. */
+                        printf("  --");
+                        for (const char *p = fname; *p; p++)
+                                putchar(*p == '_' ? '-' : *p);
+                        printf("%s  %s\n", strncmp(fname, "ignore", 6) == 0 ? "" :
+                               strcmp(fname, "cache") == 0 ? " NAME" : " N", desc);
+                }
+        }
+}
+
 int cmd_functions(int argc, char **argv) {
         static const struct option options[] = {
                 { "type",    required_argument, NULL, ARG_TYPE },
@@ -434,6 +464,7 @@ int cmd_functions(int argc, char **argv) {
         if (r < 0)
                 return report_error(NULL, r, "Cannot print");
         print_guards(out);
+        print_filters(out);
         if (!only_allowed && isatty(STDOUT_FILENO))
                 printf("\n%zu functions.\n", n);
         return 0;

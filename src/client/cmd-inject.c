@@ -20,6 +20,7 @@
 #include "json-build.h"
 #include "json-util.h"
 #include "scope-kind.h"
+#include "spec-request.h"
 #include "spec.h"
 #include "time-util.h"
 
@@ -62,6 +63,8 @@ enum {
         ARG_GLOBAL,
         ARG_BACKEND,
         ARG_DETACH,
+        ARG_FILTER,     /* an argument filter: its option is its SPEC key */
+        ARG_KERNEL_LOG,
 };
 
 typedef struct Counters {
@@ -343,23 +346,47 @@ int cmd_inject(int argc, char **argv) {
                 { "global",      no_argument,       NULL, ARG_GLOBAL },
                 { "backend",     required_argument, NULL, ARG_BACKEND },
                 { "detach",      no_argument,       NULL, ARG_DETACH },
+                { "ignore-gfp-wait",    no_argument,       NULL, ARG_FILTER },
+                { "ignore-gfp-highmem", no_argument,       NULL, ARG_FILTER },
+                { "min-order",   required_argument, NULL, ARG_FILTER },
+                { "min-size",    required_argument, NULL, ARG_FILTER },
+                { "cache",       required_argument, NULL, ARG_FILTER },
+                { "kernel-log",  required_argument, NULL, ARG_KERNEL_LOG },
                 GLOBAL_OPTIONS
         };
         _cleanup_(transport_freep) Transport *t = NULL;
         _cleanup_json_ json_object *req = NULL, *callers = NULL, *injection = NULL;
         _cleanup_free_ char *id = NULL;
+        _cleanup_(arg_filter_args_done) ArgFilterArgs filters = {};
         const char *function, *scope = NULL;
         bool have_value = false, detach = false;
         uint64_t expires = 0, v;
-        int c, k = 0, n_callers = 0, r;
+        int c, k = 0, n_callers = 0, idx = -1, r;
 
         req = json_object_new_object();
         callers = json_object_new_array();
         if (!req || !callers)
                 return report_error(NULL, -ENOMEM, "Out of memory");
 
-        while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, ":h", options, &idx)) >= 0) {
                 switch (c) {
+                case ARG_FILTER: {
+                        _cleanup_free_ char *msg = NULL;
+
+                        r = arg_filter_args_set(&filters, options[idx].name, optarg, &msg);
+                        if (r == -EINVAL)
+                                return usage_error("%s", msg);
+                        k = r;
+                        break;
+                }
+                case ARG_KERNEL_LOG:
+                        r = parse_count_arg("--kernel-log", optarg, 0, &v);
+                        if (r != 0)
+                                return r;
+                        if (v > 2)
+                                return usage_error("--kernel-log: '%s' is not 0, 1 or 2", optarg);
+                        k = json_add_u64(req, "kernel_log", v);
+                        break;
                 case ARG_ERROR: {
                         const char *name;
                         int e;
@@ -489,6 +516,8 @@ int cmd_inject(int argc, char **argv) {
                            JSON_PAIR_IF(n_callers > 0, JSON_PAIR_REF("callers", callers)),
                            JSON_PAIR_IF(detach, JSON_PAIR_BOOL("detach", true)),
                            JSON_BUILD_END);
+        if (k >= 0)
+                k = arg_filter_args_to_json(&filters, req);
         if (k < 0)
                 return report_error(NULL, k, "Cannot build the request");
 

@@ -105,6 +105,23 @@ void print_injection_details(json_object *doc) {
                 p = json_object_get_double(json_object_object_get(doc, "probability"));
                 printf(" Probability: %g%%\n", p);
         }
+        if (json_object_object_get_ex(doc, "ignore_gfp_wait", NULL) ||
+            json_object_object_get_ex(doc, "ignore_gfp_highmem", NULL) ||
+            json_object_object_get_ex(doc, "min_order", NULL) || json_object_object_get_ex(doc, "min_size", NULL) ||
+            *get_str(doc, "cache")) {
+                printf("   Arguments:");
+                if (json_object_object_get_ex(doc, "ignore_gfp_wait", NULL))
+                        printf(" ignore-gfp-wait");
+                if (json_object_object_get_ex(doc, "ignore_gfp_highmem", NULL))
+                        printf(" ignore-gfp-highmem");
+                if (json_get_u64(doc, "min_order", 0, UINT64_MAX, &v) >= 0)
+                        printf(" min-order=%" PRIu64, v);
+                if (json_get_u64(doc, "min_size", 0, UINT64_MAX, &v) >= 0)
+                        printf(" min-size=%" PRIu64, v);
+                if (*get_str(doc, "cache"))
+                        printf(" cache=%s", get_str(doc, "cache"));
+                printf("\n");
+        }
         if (*get_str(doc, "rule"))
                 printf("        Rule: %s\n", get_str(doc, "rule"));
         printf("  Calls seen: %" PRIu64 "\n", get_u64(doc, "calls_seen"));

@@ -49,6 +49,9 @@ static void help(void) {
                "  run --fail SPEC [--fail SPEC...] [--for DUR] -- CMD [ARG...]\n"
                "                              Run CMD with faults armed for it and its\n"
                "                              children only; exit with CMD's status\n"
+               "  failcmd [-p P] [-i N] [-t N] [--ignore-gfp-wait Y|N] ... [--] CMD [ARG...]\n"
+               "                              The kernel's failcmd.sh, mapped onto run\n"
+               "                              (man injectctl: the options it takes)\n"
                "  sweep --fail SPEC [--max N] [--timeout DUR] [--report FILE] -- CMD [ARG...]\n"
                "                              Run CMD once per matching call N = 0, 1, 2...,\n"
                "                              failing only call N+1, until a run no longer\n"
@@ -77,9 +80,14 @@ static void help(void) {
                "                              or everything (default: your own cgroup)\n"
                "  --backend auto|kprobe|fmod_ret\n"
                "  --detach                    Leave the injection armed and return\n"
+               "  --kernel-log 1|2            A kernel log record per fault (2: with the stack)\n"
+               "  --ignore-gfp-wait --ignore-gfp-highmem --min-order N --min-size N --cache NAME\n"
+               "                              Argument filters, of the functions whose\n"
+               "                              'functions FUNC' lists them\n"
                "\n"
                "run: SPEC is FUNCTION[:ERROR][,after=N][,every=N][,times=N]\n"
-               "     [,probability=P%%][,caller=FUNC]... ; without ERROR, a value that fits\n"
+               "     [,probability=P%%][,caller=FUNC]...[,ignore-gfp-wait][,ignore-gfp-highmem]\n"
+               "     [,min-order=N][,min-size=N][,cache=NAME] ; without ERROR, a value that fits\n"
                "     the function's type (ENOMEM, or 1 for TRUE and 0 for NULL functions).\n"
                "     Every SPEC is scoped to CMD's process tree and armed before CMD\n"
                "     starts; the faults end when CMD does (or injectctl dies). A summary\n"
@@ -377,6 +385,7 @@ static const struct {
         { "watch",         cmd_watch },
         { "reload-policy", cmd_reload_policy },
         { "run",           cmd_run },
+        { "failcmd",       cmd_failcmd },
         { "sweep",         cmd_sweep },
         { "explore",       cmd_explore },
 };

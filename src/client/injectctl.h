@@ -110,6 +110,7 @@ int cmd_cancel(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 int cmd_reload_policy(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_failcmd(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 
 /* cmd-list.c: shared with inject and run. */

@@ -32,6 +32,16 @@ static json_object *errno_json(int error) {
         return name ? json_object_new_string(name) : json_object_new_int(error);
 }
 
+int arg_filter_args_to_json(const ArgFilterArgs *a, json_object *req) {
+        return json_add_pairs(req,
+                              JSON_PAIR_IF(a->ignore_gfp_wait, JSON_PAIR_BOOL("ignore_gfp_wait", true)),
+                              JSON_PAIR_IF(a->ignore_gfp_highmem, JSON_PAIR_BOOL("ignore_gfp_highmem", true)),
+                              JSON_PAIR_IF(a->has_min_order, JSON_PAIR_U64("min_order", a->min_order)),
+                              JSON_PAIR_IF(a->has_min_size, JSON_PAIR_U64("min_size", a->min_size)),
+                              JSON_PAIR_IF(a->cache, JSON_PAIR_STRING("cache", a->cache)),
+                              JSON_BUILD_END);
+}
+
 json_object *fail_spec_request(Transport *t, const FailSpec *spec, pid_t pid, uint64_t duration) {
         _cleanup_json_ json_object *req = NULL;
 
@@ -50,11 +60,13 @@ json_object *fail_spec_request(Transport *t, const FailSpec *spec, pid_t pid, ui
                            JSON_PAIR_IF(spec->every, JSON_PAIR_U64("every", spec->every)),
                            JSON_PAIR_IF(spec->times, JSON_PAIR_U64("times", spec->times)),
                            JSON_PAIR_IF(spec->probability > 0, JSON_PAIR_DOUBLE("probability", spec->probability)),
+                           JSON_PAIR_IF(spec->kernel_log, JSON_PAIR_U64("kernel_log", spec->kernel_log)),
                            JSON_PAIR_IF(spec->n_callers > 0,
                                         JSON_PAIR_OBJECT("callers", spec->n_callers > 0 ?
                                                          json_new_strv((const char *const *) spec->callers,
                                                                        spec->n_callers) : NULL)),
-                           JSON_BUILD_END) < 0)
+                           JSON_BUILD_END) < 0 ||
+            arg_filter_args_to_json(&spec->filters, req) < 0)
                 return NULL;
         return TAKE_PTR(req);
 }

@@ -16,3 +16,6 @@
  * SPEC the value fits the function's type (asked from t): ENOMEM, or 1
  * for TRUE and 0 for NULL functions. duration 0: the policy's default. */
 json_object *fail_spec_request(Transport *t, const FailSpec *spec, pid_t pid, uint64_t duration);
+
+/* Adds the argument filters' keys to an Inject request. */
+int arg_filter_args_to_json(const ArgFilterArgs *a, json_object *req);

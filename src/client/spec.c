@@ -18,6 +18,7 @@ FailSpec *fail_spec_free(FailSpec *s) {
         for (size_t i = 0; i < s->n_callers; i++)
                 free(s->callers[i]);
         free(s->callers);
+        arg_filter_args_done(&s->filters);
         free(s);
         return NULL;
 }
@@ -70,6 +71,60 @@ static int parse_count(const char *s, uint64_t *ret) {
         }
         *ret = v;
         return 0;
+}
+
+void arg_filter_args_done(ArgFilterArgs *a) {
+        free(a->cache);
+        *a = (ArgFilterArgs) {};
+}
+
+static const char *const arg_filter_keys[] = {
+        "ignore-gfp-wait", "ignore-gfp-highmem", "min-order", "min-size", "cache", NULL,
+};
+
+bool arg_filter_is_key(const char *key) {
+        for (const char *const *k = arg_filter_keys; *k; k++)
+                if (strcmp(*k, key) == 0)
+                        return true;
+        return false;
+}
+
+int arg_filter_args_set(ArgFilterArgs *a, const char *key, const char *value, char **reterr_message) {
+        bool flag = strncmp(key, "ignore-", 7) == 0;
+        uint64_t n;
+
+        if (flag && value)
+                return strprintf(reterr_message, "'%s' takes no value", key) < 0 ? -ENOMEM : -EINVAL;
+        if (!flag && (!value || !*value))
+                return strprintf(reterr_message, "'%s' needs a value", key) < 0 ? -ENOMEM : -EINVAL;
+        if (strcmp(key, "ignore-gfp-wait") == 0 || strcmp(key, "ignore-gfp-highmem") == 0) {
+                bool *b = key[11] == 'w' ? &a->ignore_gfp_wait : &a->ignore_gfp_highmem;
+
+                if (*b)
+                        return strprintf(reterr_message, "'%s' given twice", key) < 0 ? -ENOMEM : -EINVAL;
+                *b = true;
+                return 0;
+        }
+        if (strcmp(key, "min-order") == 0 || strcmp(key, "min-size") == 0) {
+                bool order = key[4] == 'o', *has = order ? &a->has_min_order : &a->has_min_size;
+
+                if (*has)
+                        return strprintf(reterr_message, "'%s' given twice", key) < 0 ? -ENOMEM : -EINVAL;
+                if (parse_count(value, &n) < 0 || (order ? n > 63 : n < 1 || n > UINT32_MAX))
+                        return strprintf(reterr_message, order ? "min-order=%s is not an order from 0 to 63" :
+                                         "min-size=%s is not a size in bytes from 1 to 4294967295", value) < 0 ?
+                                -ENOMEM : -EINVAL;
+                *(order ? &a->min_order : &a->min_size) = n;
+                *has = true;
+                return 0;
+        }
+        if (strcmp(key, "cache") == 0) {
+                if (a->cache)
+                        return strprintf(reterr_message, "'cache' given twice") < 0 ? -ENOMEM : -EINVAL;
+                a->cache = strdup(value);
+                return a->cache ? 0 : -ENOMEM;
+        }
+        return strprintf(reterr_message, "'%s' is not an argument filter", key) < 0 ? -ENOMEM : -EINVAL;
 }
 
 /* Writes "invalid --fail 'SPEC': <fmt...>" to *reterr_message; returns
@@ -131,9 +186,20 @@ int fail_spec_parse(const char *s, FailSpec **ret, char **reterr_message) {
                 if (!*item)
                         return spec_error(reterr_message, s, "empty field");
                 value = strchr(item, '=');
+                if (value)
+                        *value++ = '\0';
+                if (arg_filter_is_key(item)) {
+                        _cleanup_free_ char *msg = NULL;
+
+                        r = arg_filter_args_set(&spec->filters, item, value, &msg);
+                        if (r == -EINVAL)
+                                return spec_error(reterr_message, s, "%s", msg);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
                 if (!value)
                         return spec_error(reterr_message, s, "'%s' is not KEY=VALUE", item);
-                *value++ = '\0';
                 if (!*value)
                         return spec_error(reterr_message, s, "'%s=' needs a value", item);
 
@@ -160,6 +226,12 @@ int fail_spec_parse(const char *s, FailSpec **ret, char **reterr_message) {
                                 return spec_error(reterr_message, s,
                                                   "probability=%s is not a percentage above 0 and at most 100", value);
                         seen_probability = true;
+                } else if (strcmp(item, "kernel-log") == 0) {
+                        uint64_t v;
+
+                        if (parse_count(value, &v) < 0 || v > 2)
+                                return spec_error(reterr_message, s, "kernel-log=%s is not 0, 1 or 2", value);
+                        spec->kernel_log = (unsigned) v;
                 } else if (strcmp(item, "caller") == 0) {
                         char **n;
 
@@ -177,7 +249,8 @@ int fail_spec_parse(const char *s, FailSpec **ret, char **reterr_message) {
                         spec->callers[++spec->n_callers] = NULL;
                 } else
                         return spec_error(reterr_message, s,
-                                          "unknown key '%s' (after, every, times, probability, caller)", item);
+                                          "unknown key '%s' (after, every, times, probability, caller, ignore-gfp-wait, "
+                                          "ignore-gfp-highmem, min-order, min-size, cache, kernel-log)", item);
         }
 
         *ret = TAKE_PTR(spec);

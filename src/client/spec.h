@@ -4,11 +4,15 @@
 /* The fault specifications of "injectctl run --fail SPEC":
  *
  *   FUNCTION[:ERROR][,after=N][,every=N][,times=N][,probability=P%][,caller=FUNC]...
+ *           [,ignore-gfp-wait][,ignore-gfp-highmem][,min-order=N][,min-size=N][,cache=NAME]
+ *           [,kernel-log=N]
  *
  * ERROR is an errno name or number (ENOENT, 2); without it the caller
  * picks a value that fits the function's type. caller= may be repeated
- * (at most FAIL_SPEC_CALLERS_MAX). Parsing never talks to the daemon: a
- * malformed SPEC is refused before anything is sent. */
+ * (at most FAIL_SPEC_CALLERS_MAX). The last five are argument filters
+ * (ArgFilterArgs), which the daemon accepts only on the functions they
+ * apply to. Parsing never talks to the daemon: a malformed SPEC is
+ * refused before anything is sent. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -20,6 +24,27 @@
 #define FAIL_SPEC_FUNCTION_MAX 63
 #define FAIL_SPEC_CALLERS_MAX 4
 
+/* Argument filters as SPEC keys and inject options name them. */
+typedef struct ArgFilterArgs {
+        bool ignore_gfp_wait;
+        bool ignore_gfp_highmem;
+        bool has_min_order, has_min_size;
+        uint64_t min_order;
+        uint64_t min_size;
+        char *cache;
+} ArgFilterArgs;
+
+void arg_filter_args_done(ArgFilterArgs *a);
+
+/* Whether key is an argument filter's ("ignore-gfp-wait", "min-order", ...). */
+bool arg_filter_is_key(const char *key);
+
+/* Sets the filter key to value (NULL for the flags, which take none).
+ * Returns 0; -EINVAL with a sentence in *reterr_message (to free) for a
+ * value that is not one, a flag given a value or a key given twice;
+ * -ENOMEM. */
+int arg_filter_args_set(ArgFilterArgs *a, const char *key, const char *value, char **reterr_message);
+
 typedef struct FailSpec {
         char *function;
         int error;              /* positive errno; 0: not given */
@@ -30,6 +55,8 @@ typedef struct FailSpec {
         bool has_after;
         char **callers;         /* NULL-terminated, or NULL */
         size_t n_callers;
+        ArgFilterArgs filters;
+        unsigned kernel_log;    /* kernel-log=N: 0 none, 1 a kernel log record per fault, 2 with the stack */
 } FailSpec;
 
 FailSpec *fail_spec_free(FailSpec *s);

@@ -13,6 +13,7 @@
 
 #include "cleanup.h"
 #include "fault-events.h"
+#include "fault-kmsg.h"
 #include "log.h"
 #include "manager-listeners.h"
 #include "time-util.h"
@@ -53,14 +54,17 @@ static int on_ring_event(void *ctx, void *data, size_t size) {
         inj = manager_find(m, ev->inj_id);
         if (!inj)
                 goto next;
-        if (!fault_event_admit(inj, m->options.event_rate, now_usec(CLOCK_MONOTONIC)))
-                goto check_times;
         /* A process names itself: keep its comm printable ASCII, which is
-         * valid UTF-8 for both buses and safe on a terminal. */
+         * valid UTF-8 for both buses and safe on a terminal and in the
+         * kernel log. */
         memcpy(comm, ev->comm, INJECT_COMM_LEN);
         for (char *ch = comm; *ch; ch++)
                 if (*ch < 0x20 || *ch > 0x7e)
                         *ch = '?';
+        /* Its own rate limit, the kernel's: not the events'. */
+        (void) fault_kmsg_write(m, inj, ev, comm);
+        if (!fault_event_admit(inj, m->options.event_rate, now_usec(CLOCK_MONOTONIC)))
+                goto check_times;
 
         manager_publish_fault(m, inj, ev, comm);
 

@@ -60,6 +60,17 @@ json_object *injection_to_json(Injection *inj) {
                                            JSON_PAIR_DOUBLE("probability", s->probability_ppm / 10000.0)),
                               JSON_PAIR_IF(s->n_callers,
                                            JSON_PAIR_OBJECT("callers", s->n_callers ? injection_callers(inj) : NULL)),
+                              JSON_PAIR_IF(s->arg_filters & INJECT_FILTER_GFP_WAIT,
+                                           JSON_PAIR_BOOL("ignore_gfp_wait", true)),
+                              JSON_PAIR_IF(s->arg_filters & INJECT_FILTER_GFP_HIGHMEM,
+                                           JSON_PAIR_BOOL("ignore_gfp_highmem", true)),
+                              JSON_PAIR_IF(s->arg_filters & INJECT_FILTER_MIN_ORDER,
+                                           JSON_PAIR_U64("min_order", s->min_order)),
+                              JSON_PAIR_IF(s->arg_filters & INJECT_FILTER_MIN_SIZE,
+                                           JSON_PAIR_U64("min_size", s->min_size)),
+                              JSON_PAIR_IF(s->arg_filters & INJECT_FILTER_CACHE,
+                                           JSON_PAIR_STRING("cache", s->cache)),
+                              JSON_PAIR_IF(inj->kernel_log, JSON_PAIR_U64("kernel_log", inj->kernel_log)),
                               JSON_PAIR_STRING("rule", inj->rule ?: ""),
                               JSON_PAIR_U64("calls_seen", s->seen),
                               JSON_PAIR_U64("calls_matched", s->matched),
@@ -82,6 +93,28 @@ static json_object *function_guards(const Guard *g) {
         for (const char *const *c = g->conditions; *c; c++)
                 if (json_append_string(a, *c) < 0)
                         return NULL;
+        return TAKE_PTR(a);
+}
+
+/* The argument filters that apply to a function (arg-filters.h), by name
+ * and meaning, or NULL when out of memory. */
+static json_object *function_filters(uint32_t mask) {
+        _cleanup_json_ json_object *a = json_object_new_array();
+
+        if (!a)
+                return NULL;
+        for (size_t i = 0; i < arg_filter_names_n; i++) {
+                json_object *o;
+
+                if (!(mask & arg_filter_names[i].flag))
+                        continue;
+                if (json_build_object(&o,
+                                      JSON_PAIR_STRING("name", arg_filter_names[i].name),
+                                      JSON_PAIR_STRING("description", arg_filter_names[i].description),
+                                      JSON_BUILD_END) < 0 ||
+                    json_append(a, o) < 0)
+                        return NULL;
+        }
         return TAKE_PTR(a);
 }
 
@@ -158,6 +191,8 @@ int manager_functions_json(Manager *m, const Caller *c, const char *glob, json_o
                                       JSON_PAIR_STRING("type", func_type_to_string(f->type)),
                                       JSON_PAIR_OBJECT("backends", TAKE_PTR(bk)),
                                       JSON_PAIR_IF(g, JSON_PAIR_OBJECT("guards", g ? function_guards(g) : NULL)),
+                                      JSON_PAIR_IF(g && g->filters,
+                                                   JSON_PAIR_OBJECT("filters", g ? function_filters(g->filters) : NULL)),
                                       JSON_PAIR_BOOL("allowed",
                                                      c->privileged || policy_glue_function_allowed(m->policy, c, f->name)),
                                       JSON_BUILD_END);

@@ -53,6 +53,7 @@ int injection_store_save(const Injection *inj, const Caller *owner) {
                               JSON_PAIR_U64("owner_start", inj->owner_start),
                               JSON_PAIR_STRING("transport", transport_to_string(inj->transport)),
                               JSON_PAIR_BOOL("detach", inj->detach),
+                              JSON_PAIR_U64("kernel_log", inj->kernel_log),
                               JSON_PAIR_STRING("rule", inj->rule ?: ""),
                               JSON_PAIR_STRING("scope", inj->scope_desc ?: ""),
                               JSON_PAIR_STRING("polkit", inj->polkit_how ?: ""),
@@ -116,6 +117,8 @@ int injection_store_load(Injection *inj, Caller *ret_owner) {
         (void) json_get_u64(o, "owner_start", 0, UINT64_MAX, &inj->owner_start);
         if (json_get_bool(o, "detach", &b) >= 0)
                 inj->detach = b;
+        if (json_get_u64(o, "kernel_log", 0, 2, &u) >= 0)
+                inj->kernel_log = (unsigned) u;
         if (json_get_string(o, "transport", &s) >= 0)
                 inj->transport = strcmp(s, "varlink") == 0 ? TRANSPORT_VARLINK : TRANSPORT_BUS;
         if (json_get_string(o, "owner_bus_name", &s) >= 0)

@@ -82,6 +82,13 @@ struct Injection {
         uint64_t events_tokens_usec;    /* CLOCK_MONOTONIC at which the bucket was full */
         uint64_t events_suppressed;
 
+        /* Kernel log records of its faults (fault-kmsg.c): 0 none, 1 the
+         * record, 2 with the stack; and their rate limit's state. */
+        unsigned kernel_log;
+        uint64_t kmsg_faults;           /* fault events seen */
+        uint64_t kmsg_window_usec;      /* CLOCK_MONOTONIC start of the current window */
+        unsigned kmsg_in_window;
+
         sd_event_source *timer;         /* CLOCK_BOOTTIME deadline */
         sd_event_source *owner_watch;   /* pidfd of the requester, when no front end follows it */
 };

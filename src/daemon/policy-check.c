@@ -76,6 +76,7 @@ int policy_glue_check(const Policy *p, const Caller *c, const InjectRequest *req
                                  .is_errno = req->is_errno,
                                  .scope = policy_scope_of(kind, foreign),
                                  .duration_usec = req->duration_usec,
+                                 .kernel_log = req->kernel_log > 0,
                          }, &d);
         if (r < 0)
                 return inject_error_set(err, r, INJECT_ERROR_NOT_ALLOWED, "The policy check failed: %s",

@@ -24,6 +24,7 @@ static const char *const policy_denial_error_table[_POLICY_DENIAL_MAX] = {
         [POLICY_DENIAL_VALUE]    = POLICY_ERROR_ERROR_NOT_ALLOWED,
         [POLICY_DENIAL_SCOPE]    = POLICY_ERROR_SCOPE_NOT_ALLOWED,
         [POLICY_DENIAL_DURATION] = POLICY_ERROR_DURATION_TOO_LONG,
+        [POLICY_DENIAL_KERNEL_LOG] = POLICY_ERROR_KERNEL_LOG_NOT_ALLOWED,
 };
 
 const char *policy_denial_to_error_name(PolicyDenial d) {
@@ -136,6 +137,8 @@ static PolicyDenial rule_evaluate(const PolicyRule *r, const PolicyRequest *q) {
                 return POLICY_DENIAL_SCOPE;
         if (q->duration_usec > r->max_duration_usec)
                 return POLICY_DENIAL_DURATION;
+        if (q->kernel_log && !r->kernel_log)
+                return POLICY_DENIAL_KERNEL_LOG;
         return POLICY_DENIAL_NONE;
 }
 
@@ -271,6 +274,12 @@ static void decision_describe(PolicyDecision *d, const PolicyRule *rule, const P
                                 "Duration %s exceeds the limit of %s set by policy rule '%s'.",
                                 FORMAT_DURATION(q->duration_usec), FORMAT_DURATION(rule->max_duration_usec),
                                 rule->name);
+                break;
+
+        case POLICY_DENIAL_KERNEL_LOG:
+                (void) snprintf(d->message, sizeof(d->message),
+                                "Policy rule '%s' does not allow kernel log records of the faults of '%s' "
+                                "(it would need \"kernel-log\": true).", rule->name, q->function);
                 break;
 
         default:

@@ -423,6 +423,17 @@ static int rule_parse_max_active(RuleContext *rc, PolicyRule *rule) {
         return 1;
 }
 
+static int rule_parse_kernel_log(RuleContext *rc, PolicyRule *rule) {
+        int r;
+
+        r = json_get_bool(rc->obj, "kernel-log", &rule->kernel_log);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return rule_error(rc, "kernel-log", SIZE_MAX, false, "\"kernel-log\" must be true or false");
+        return 1;
+}
+
 /* The keys of a rule beyond its name, description and "enabled", in the
  * order they are checked; each parser returns 1 if its key is there, 0 if
  * not. */
@@ -436,6 +447,7 @@ enum {
         RULE_SCOPES,
         RULE_MAX_DURATION,
         RULE_MAX_ACTIVE,
+        RULE_KERNEL_LOG,
         _RULE_KEY_MAX,
 };
 
@@ -453,12 +465,13 @@ static const struct {
         [RULE_SCOPES]       = { "scopes",       .element = parse_scope },
         [RULE_MAX_DURATION] = { "max-duration", .value = rule_parse_max_duration },
         [RULE_MAX_ACTIVE]   = { "max-active",   .value = rule_parse_max_active },
+        [RULE_KERNEL_LOG]   = { "kernel-log",   .value = rule_parse_kernel_log },
 };
 
 static int rule_parse(FileContext *c, json_object *rules, size_t index, PolicyRule **ret) {
         static const char *const keys[] = {
                 "name", "description", "enabled", "deny", "users", "groups", "cgroups", "functions",
-                "errors", "retvals", "scopes", "max-duration", "max-active", NULL,
+                "errors", "retvals", "scopes", "max-duration", "max-active", "kernel-log", NULL,
         };
         _cleanup_(policy_rule_freep) PolicyRule *rule = NULL;
         RuleContext rc = {
@@ -530,6 +543,7 @@ static int rule_parse(FileContext *c, json_object *rules, size_t index, PolicyRu
         if (rule->deny) {
                 static const unsigned allow_only[] = {
                         RULE_ERRORS, RULE_RETVALS, RULE_SCOPES, RULE_MAX_DURATION, RULE_MAX_ACTIVE,
+                        RULE_KERNEL_LOG,
                 };
 
                 for (size_t k = 0; k < ELEMENTSOF(allow_only); k++)

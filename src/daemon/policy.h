@@ -74,6 +74,7 @@ typedef struct PolicyRule {
         unsigned scopes;                /* bit (1 << PolicyScope) per allowed scope */
         uint64_t max_duration_usec;     /* > 0 if enabled */
         unsigned max_active;            /* >= 1 if enabled */
+        bool kernel_log;                /* "kernel-log": may ask for kernel log records of its faults */
 } PolicyRule;
 
 typedef enum PolicyProblemLevel {
@@ -153,6 +154,7 @@ typedef struct PolicyRequest {
         bool is_errno;
         PolicyScope scope;
         uint64_t duration_usec;
+        bool kernel_log;                /* asks for kernel log records of its faults */
 } PolicyRequest;
 
 /* Why a request was denied, from the least to the most specific. */
@@ -163,6 +165,7 @@ typedef enum PolicyDenial {
         POLICY_DENIAL_VALUE,            /* ... none allows this error or return value */
         POLICY_DENIAL_SCOPE,            /* ... none allows this scope */
         POLICY_DENIAL_DURATION,         /* ... none allows this long */
+        POLICY_DENIAL_KERNEL_LOG,       /* ... none allows kernel log records */
         _POLICY_DENIAL_MAX,
 } PolicyDenial;
 
@@ -172,6 +175,7 @@ typedef enum PolicyDenial {
 #define POLICY_ERROR_ERROR_NOT_ALLOWED     "ErrorNotAllowed"
 #define POLICY_ERROR_SCOPE_NOT_ALLOWED     "ScopeNotAllowed"
 #define POLICY_ERROR_DURATION_TOO_LONG     "DurationTooLong"
+#define POLICY_ERROR_KERNEL_LOG_NOT_ALLOWED "KernelLogNotAllowed"
 
 /* NULL for POLICY_DENIAL_NONE, else one of the POLICY_ERROR_* names. */
 const char *policy_denial_to_error_name(PolicyDenial d);

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <unistd.h>
 #include <string.h>
 #include <time.h>
 
@@ -105,9 +106,16 @@ static int parse(PendingRequest *p, json_object *request, const int *fds, size_t
                 r = take_fd(fds, n_fds, "pidfd", p->req.pidfd_index, &p->req.pidfd, err);
         if (r < 0)
                 return r;
+        /* Said now rather than found out at the first fault: the shipped
+         * unit gives the daemon no /dev/kmsg (PrivateDevices=yes). */
+        if (p->req.kernel_log && access("/dev/kmsg", W_OK) < 0)
+                return inject_error_set(err, -errno, INJECT_ERROR_UNAVAILABLE,
+                                        "Kernel log records need /dev/kmsg, which this daemon cannot write (%m; "
+                                        "injectd.service runs it with PrivateDevices=yes)");
         return engine_check(p->manager->engine, &(InjectSpec) { .function = p->req.function,
                                                                 .retval = p->req.retval,
-                                                                .backend = p->req.backend }, err);
+                                                                .backend = p->req.backend,
+                                                                .arg_filters = p->req.arg_filters }, err);
 }
 
 /* Step 5: the engine arms it. */
@@ -135,6 +143,7 @@ static int arm(PendingRequest *p, uint64_t duration, InjectionInfo *ret, InjectE
                                 .every = p->req.every,
                                 .times = p->req.times,
                                 .probability_ppm = p->req.probability_ppm,
+                                .arg_filters = p->req.arg_filters,
                                 /* Root, and a holder of inject-global, may fail anyone's
                                  * tasks; everyone else only tasks fully running as them. */
                                 .owner_uid = p->caller.privileged || p->scope.foreign ? INJECT_UID_ANY : p->caller.uid,
@@ -175,6 +184,7 @@ static int track(PendingRequest *p, const InjectionInfo *info, uint64_t duration
         inj->owner_start = p->caller.start_ticks;
         inj->transport = p->caller.transport;
         inj->detach = p->req.detach;
+        inj->kernel_log = p->req.kernel_log;
         inj->rule = strdup(p->verdict.rule ?: "");
         inj->scope_desc = strdup(p->scope.desc);
         inj->polkit_how = strdup(polkit_how ?: "");

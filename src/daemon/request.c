@@ -27,6 +27,7 @@ void request_done(InjectRequest *r) {
         free(r->function);
         free(r->cgroup_path);
         free(r->comm);
+        free(r->cache);
         for (size_t i = 0; i < r->n_callers; i++)
                 free(r->callers[i]);
         if (r->cgroup_fd >= 0)
@@ -41,6 +42,9 @@ typedef struct RequestFields {
         InjectRequest req;
         bool has_error, has_retval;
         uint64_t pid;
+        bool ignore_gfp_wait, ignore_gfp_highmem;
+        uint64_t min_order, min_size;   /* UINT64_MAX: not given */
+        uint64_t kernel_log;
 } RequestFields;
 
 /* "error": an errno name, or a number. */
@@ -211,6 +215,14 @@ static const JsonDispatch request_table[] = {
         { "times",         JSON_DISPATCH_UNSIGNED, json_dispatch_u64,    FIELD(req.times), 0,
           .min = 1, .max = UINT64_MAX / 2 },
         { "probability",   JSON_DISPATCH_ANY,      parse_probability,    FIELD(req.probability_ppm) },
+        { "ignore_gfp_wait",    JSON_DISPATCH_BOOLEAN,  json_dispatch_bool, FIELD(ignore_gfp_wait) },
+        { "ignore_gfp_highmem", JSON_DISPATCH_BOOLEAN,  json_dispatch_bool, FIELD(ignore_gfp_highmem) },
+        { "min_order",     JSON_DISPATCH_UNSIGNED, json_dispatch_u64,    FIELD(min_order), 0, .max = 63 },
+        { "min_size",      JSON_DISPATCH_UNSIGNED, json_dispatch_u64,    FIELD(min_size), 0,
+          .min = 1, .max = UINT32_MAX },
+        { "cache",         JSON_DISPATCH_STRING,   json_dispatch_string, FIELD(req.cache), 0,
+          .min = 1, .max = REQUEST_MAX_STRING },
+        { "kernel_log",    JSON_DISPATCH_UNSIGNED, json_dispatch_u64,    FIELD(kernel_log), 0, .max = 2 },
         { "backend",       JSON_DISPATCH_ANY,      parse_backend,        FIELD(req.backend) },
         { "detach",        JSON_DISPATCH_BOOLEAN,  json_dispatch_bool,   FIELD(req.detach) },
         { "interactive",   JSON_DISPATCH_BOOLEAN,  json_dispatch_bool,   FIELD(req.interactive) },
@@ -252,11 +264,25 @@ static int check_combinations(RequestFields *f, InjectError *err) {
                         return inject_error_set(err, -EINVAL, INJECT_ERROR_INVALID_ARGUMENT,
                                                 "Give one of 'pid' and 'pidfd', not both");
         }
+
+        f->req.kernel_log = (unsigned) f->kernel_log;
+
+        /* Which filters apply to the function is the engine's to say. */
+        f->req.arg_filters = (ArgFilters) {
+                .mask = (f->ignore_gfp_wait ? INJECT_FILTER_GFP_WAIT : 0) |
+                        (f->ignore_gfp_highmem ? INJECT_FILTER_GFP_HIGHMEM : 0) |
+                        (f->min_order != UINT64_MAX ? INJECT_FILTER_MIN_ORDER : 0) |
+                        (f->min_size != UINT64_MAX ? INJECT_FILTER_MIN_SIZE : 0) |
+                        (f->req.cache ? INJECT_FILTER_CACHE : 0),
+                .min_order = f->min_order != UINT64_MAX ? (uint32_t) f->min_order : 0,
+                .min_size = f->min_size != UINT64_MAX ? (uint32_t) f->min_size : 0,
+                .cache = f->req.cache,
+        };
         return 0;
 }
 
 int request_from_json(json_object *o, InjectRequest *ret, InjectError *err) {
-        RequestFields f = { .req = INJECT_REQUEST_NULL };
+        RequestFields f = { .req = INJECT_REQUEST_NULL, .min_order = UINT64_MAX, .min_size = UINT64_MAX };
         JsonDispatchError derr = {};
         int r;
 

@@ -47,6 +47,10 @@ typedef struct InjectRequest {
         size_t n_callers;
         uint64_t after, every, times;
         uint32_t probability_ppm;
+        ArgFilters arg_filters;         /* .cache points to cache */
+        unsigned kernel_log;            /* 0: none; 1: a kernel log record per fault; 2: with its stack
+                                         * (the kernel's fault-injection "verbose" levels) */
+        char *cache;
         Backend backend;
         bool detach;
         bool interactive;
@@ -60,8 +64,10 @@ typedef struct InjectRequest {
  * "global"), cgroup (string path), cgroup_fd (fd index), pid (integer),
  * pidfd (fd index), comm (string), callers
  * (array of strings), after, every, times (integers), probability (number,
- * percent in (0, 100]), backend ("auto", "kprobe", "fmod_ret"), detach,
- * interactive (booleans). Anything else is refused by name. The keys are
+ * percent in (0, 100]), the argument filters ignore_gfp_wait,
+ * ignore_gfp_highmem (booleans), min_order, min_size (integers), cache
+ * (string), kernel_log (0..2), backend ("auto", "kprobe", "fmod_ret"),
+ * detach, interactive (booleans). Anything else is refused by name. The keys are
  * one table in request.c (json-dispatch.h); a refusal is InvalidArgument
  * with a sentence that names the key. */
 int request_from_json(json_object *o, InjectRequest *ret, InjectError *err);

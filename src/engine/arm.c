@@ -220,6 +220,11 @@ static int fill_filters(Engine *e, const InjectSpec *spec, struct inject_slot *s
         slot->every = spec->every ?: 1;
         slot->times = spec->times;
         slot->owner_uid = spec->owner_uid;
+
+        r = arg_filters_check(spec->function, &spec->arg_filters, NULL, err);
+        if (r < 0)
+                return r;
+        arg_filters_fill(&spec->arg_filters, slot);
         return 0;
 }
 
@@ -338,7 +343,10 @@ int engine_check(Engine *e, const InjectSpec *spec, InjectError *err) {
         r = check_function(e, spec, &f, err);
         if (r < 0)
                 return r;
-        return choose_backend(e, f, spec, &b, err);
+        r = choose_backend(e, f, spec, &b, err);
+        if (r < 0)
+                return r;
+        return arg_filters_check(f->name, &spec->arg_filters, NULL, err);
 }
 
 int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectError *err) {

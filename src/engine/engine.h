@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "arg-filters.h"
 #include "cleanup.h"
 #include "functions.h"
 #include "inject-error.h"
@@ -71,6 +72,7 @@ typedef struct InjectSpec {
         uint64_t times;                         /* 0: unlimited */
         uint32_t probability_ppm;               /* 0 means INJECT_PPM (always) */
         uint32_t owner_uid;                     /* INJECT_UID_ANY, or only tasks fully running as it */
+        ArgFilters arg_filters;                 /* only calls whose arguments pass (arg-filters.h) */
 } InjectSpec;
 
 typedef enum InjectionState {
@@ -152,7 +154,7 @@ typedef struct EngineSiteStats {
 
 /* Injections per site: the slots of a site created from now on (one
  * already pinned or cached keeps its own). Each slot costs the kernel
- * sizeof(struct inject_slot) (224 bytes) in the slots array and one
+ * sizeof(struct inject_slot) (264 bytes) in the slots array and one
  * preallocated entry in the scopes hash (its 40 bytes of key and value
  * plus the kernel's element header), per site, when the site is created;
  * and every arm and cancel reads its site's slots in one batch. */
@@ -180,8 +182,9 @@ int engine_functions(Engine *e, const FunctionTable **ret);
 /* Bit (1 << BACKEND_x) for each backend that can serve f on this kernel. */
 unsigned engine_function_backends(Engine *e, const InjectableFunction *f);
 
-/* What engine_arm() would refuse about the function, value and backend,
- * without loading anything: the daemon asks before policy and polkit. */
+/* What engine_arm() would refuse about the function, value, backend and
+ * argument filters, without loading anything: the daemon asks before
+ * policy and polkit. */
 int engine_check(Engine *e, const InjectSpec *spec, InjectError *err);
 int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectError *err);
 int engine_disarm(Engine *e, uint64_t id, InjectionInfo *ret_final, InjectError *err);

@@ -16,8 +16,8 @@
  * (failslab's ignore-gfp-wait and cache-filter, i.e. only caches created
  * with SLAB_FAILSLAB; fail_page_alloc's ignore-gfp-wait, ignore-gfp-highmem
  * and min-order). They narrow what a random fault hits; a failure there is
- * one the kernel handles, and injectd's scopes, caller and comm filters
- * narrow an injection instead. They are not guards (docs/engine.md). */
+ * one the kernel handles. They are not guards but argument filters, which
+ * an injection asks for (arg-filters.h; docs/engine.md). */
 
 #include <errno.h>
 #include <string.h>
@@ -36,9 +36,13 @@ static const char *const fail_alloc_page_conditions[] = {
         NULL,
 };
 
+/* The filters of each: mm/failslab.c's knobs (and the object size, which
+ * it passes on as should_fail()'s size), and mm/page_alloc.c's. */
 static const Guard guards[] = {
-        { "should_failslab",        INJECT_GUARD_FAILSLAB,        failslab_conditions },
-        { "should_fail_alloc_page", INJECT_GUARD_FAIL_ALLOC_PAGE, fail_alloc_page_conditions },
+        { "should_failslab",        INJECT_GUARD_FAILSLAB,        failslab_conditions,
+          INJECT_FILTER_GFP_WAIT | INJECT_FILTER_MIN_SIZE | INJECT_FILTER_CACHE },
+        { "should_fail_alloc_page", INJECT_GUARD_FAIL_ALLOC_PAGE, fail_alloc_page_conditions,
+          INJECT_FILTER_GFP_WAIT | INJECT_FILTER_GFP_HIGHMEM | INJECT_FILTER_MIN_ORDER },
 };
 
 const Guard *guard_find(const char *function) {

@@ -16,6 +16,9 @@ typedef struct Guard {
         const char *function;
         enum inject_guard kind;
         const char *const *conditions;  /* "never failed when ...", NULL-terminated, for people */
+        uint32_t filters;               /* the argument filters that apply (enum inject_arg_filter,
+                                         * arg-filters.h): the program reads the arguments where
+                                         * the guard says what they are */
 } Guard;
 
 /* The guard of a function, or NULL when it has none. */

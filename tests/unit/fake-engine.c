@@ -285,7 +285,8 @@ int engine_check(Engine *e, const InjectSpec *spec, InjectError *err) {
         if (spec->backend == BACKEND_FMOD_RET)
                 return inject_error_set(err, -EOPNOTSUPP, INJECT_ERROR_BACKEND_UNAVAILABLE,
                                         "The fake engine has only kprobe");
-        return 0;
+        /* The real table; no slab caches to check a name against. */
+        return arg_filters_check(f->name, &spec->arg_filters, "/nonexistent", err);
 }
 
 int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectError *err) {
@@ -348,6 +349,7 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
         };
         if (spec->comm)
                 snprintf(f->info.slot.comm, sizeof(f->info.slot.comm), "%s", spec->comm);
+        arg_filters_fill(&spec->arg_filters, &f->info.slot);
 
         fake.last_arm = (FakeArm) {
                 .backend = spec->backend,

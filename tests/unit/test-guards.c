@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "arg-filters.h"
 #include "guards.h"
 #include "kallsyms.h"
 #include "test-util.h"
@@ -66,8 +68,67 @@ static void test_resolve(void) {
         (void) unlink(none);
 }
 
+/* Which filters apply where, and the refusals of arg_filters_check(),
+ * with a slab directory of one cache, one merged (a link) and none. */
+static void test_arg_filters(void) {
+        char root[] = "/tmp/test-arg-filters.XXXXXX", path[256];
+        InjectError err = {};
+
+        ASSERT_EQ(arg_filters_for("should_failslab"),
+                  INJECT_FILTER_GFP_WAIT | INJECT_FILTER_MIN_SIZE | INJECT_FILTER_CACHE);
+        ASSERT_EQ(arg_filters_for("should_fail_alloc_page"),
+                  INJECT_FILTER_GFP_WAIT | INJECT_FILTER_GFP_HIGHMEM | INJECT_FILTER_MIN_ORDER);
+        ASSERT_EQ(arg_filters_for("__x64_sys_openat"), 0);
+
+        ASSERT_NOT_NULL(mkdtemp(root));
+        snprintf(path, sizeof(path), "%s/dentry", root);
+        ASSERT_RET(mkdir(path, 0755), 0);
+        snprintf(path, sizeof(path), "%s/filp", root);
+        ASSERT_RET(symlink(":A-0000256", path), 0);
+
+        err = (InjectError) {};         /* the first error set is kept */
+        ASSERT_RET(arg_filters_check("should_failslab", &(ArgFilters) { .mask = INJECT_FILTER_CACHE, .cache = "dentry" },
+                                     root, &err), 0);
+        err = (InjectError) {};         /* the first error set is kept */
+        ASSERT_RET(arg_filters_check("__x64_sys_openat", &(ArgFilters) {}, root, &err), 0);
+        err = (InjectError) {};         /* the first error set is kept */
+        ASSERT_RET(arg_filters_check("__x64_sys_openat", &(ArgFilters) { .mask = INJECT_FILTER_GFP_WAIT }, root, &err),
+                   -EINVAL);
+        ASSERT_STREQ(err.name, INJECT_ERROR_BAD_FILTER);
+        ASSERT_NOT_NULL(strstr(err.message, "ignore_gfp_wait) do not apply to '__x64_sys_openat'"));
+        err = (InjectError) {};         /* the first error set is kept */
+        ASSERT_RET(arg_filters_check("should_failslab", &(ArgFilters) { .mask = INJECT_FILTER_MIN_ORDER }, root, &err),
+                   -EINVAL);
+        ASSERT_NOT_NULL(strstr(err.message, "min_order (it takes ignore_gfp_wait, min_size and cache)"));
+        err = (InjectError) {};         /* the first error set is kept */
+        ASSERT_RET(arg_filters_check("should_failslab", &(ArgFilters) { .mask = INJECT_FILTER_CACHE, .cache = "filp" },
+                                     root, &err), -EINVAL);
+        ASSERT_NOT_NULL(strstr(err.message, "is merged with other caches"));
+        err = (InjectError) {};         /* the first error set is kept */
+        ASSERT_RET(arg_filters_check("should_failslab", &(ArgFilters) { .mask = INJECT_FILTER_CACHE, .cache = "nope" },
+                                     root, &err), -ENOENT);
+        err = (InjectError) {};         /* the first error set is kept */
+        ASSERT_RET(arg_filters_check("should_failslab", &(ArgFilters) { .mask = INJECT_FILTER_CACHE,
+                                                                        .cache = "a_name_of_31_characters_long_xx" },
+                                     root, &err), -EINVAL);
+        err = (InjectError) {};         /* the first error set is kept */
+        ASSERT_RET(arg_filters_check("should_failslab", &(ArgFilters) { .mask = INJECT_FILTER_CACHE, .cache = "a/b" },
+                                     root, &err), -EINVAL);
+        /* No SLUB sysfs: any well-formed name. */
+        err = (InjectError) {};         /* the first error set is kept */
+        ASSERT_RET(arg_filters_check("should_failslab", &(ArgFilters) { .mask = INJECT_FILTER_CACHE, .cache = "nope" },
+                                     "/nonexistent", &err), 0);
+
+        snprintf(path, sizeof(path), "%s/dentry", root);
+        (void) rmdir(path);
+        snprintf(path, sizeof(path), "%s/filp", root);
+        (void) unlink(path);
+        (void) rmdir(root);
+}
+
 int main(void) {
         test_table();
         test_resolve();
+        test_arg_filters();
         return 0;
 }

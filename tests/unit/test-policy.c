@@ -1214,6 +1214,40 @@ static void test_check_duration_tie(void) {
         remove_dir(dir);
 }
 
+/* Kernel log records: only a rule with "kernel-log": true grants them,
+ * and a later rule that does is found past one that does not. */
+static void test_check_kernel_log(void) {
+        char *dir = make_dir();
+        PolicyDecision d;
+        Policy *p;
+
+        write_file(dir, "50-k.json",
+                   "{\"rules\": [\n"
+                   " {\"name\": \"plain\", \"users\": [1000], \"functions\": [\"f\"], \"errors\": [\"EIO\"],\n"
+                   "  \"scopes\": [\"process\"], \"max-duration\": \"1min\", \"max-active\": 1},\n"
+                   " {\"name\": \"logged\", \"users\": [1000], \"functions\": [\"g\"], \"errors\": [\"EIO\"],\n"
+                   "  \"scopes\": [\"process\"], \"max-duration\": \"1min\", \"max-active\": 1, \"kernel-log\": true}\n"
+                   "]}\n");
+        p = load1(dir);
+        assert_no_problems(p);
+
+        ASSERT_OK(policy_check(p, &alice, &(PolicyRequest) { .function = "f", .retval = -EIO, .is_errno = true,
+                                                              .scope = POLICY_SCOPE_PROCESS, .duration_usec = 1,
+                                                              .kernel_log = true }, &d));
+        assert_denied(d, POLICY_DENIAL_KERNEL_LOG, "plain",
+                      "Policy rule 'plain' does not allow kernel log records of the faults of 'f' (it would need "
+                      "\"kernel-log\": true).");
+        ASSERT_STREQ(d.error_name, "KernelLogNotAllowed");
+        ASSERT_OK(policy_check(p, &alice, &(PolicyRequest) { .function = "g", .retval = -EIO, .is_errno = true,
+                                                              .scope = POLICY_SCOPE_PROCESS, .duration_usec = 1,
+                                                              .kernel_log = true }, &d));
+        ASSERT_TRUE(d.allowed);
+        assert_allowed(check(p, &alice, "f", -EIO, true, POLICY_SCOPE_PROCESS, 1), "plain", 1, USEC_PER_MINUTE);
+
+        policy_free(p);
+        remove_dir(dir);
+}
+
 static void test_check_invalid(void) {
         char *dir;
         Policy *p = eval_load(&dir), *empty;
@@ -1425,6 +1459,7 @@ static void test_example_policy(void) {
 }
 
 int main(void) {
+        TEST_RUN(test_check_kernel_log);
         TEST_RUN(test_scope_names);
         TEST_RUN(test_load_base);
         TEST_RUN(test_load_every_key);

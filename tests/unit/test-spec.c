@@ -150,6 +150,31 @@ static void test_percent(void) {
         ASSERT_RET(parse_percent(" 5", &v), -EINVAL);
 }
 
+static void test_arg_filters(void) {
+        _cleanup_(fail_spec_freep) FailSpec *a =
+                parse_ok("should_failslab,ignore-gfp-wait,cache=dentry,min-size=64,times=2");
+        _cleanup_(fail_spec_freep) FailSpec *b = parse_ok("should_fail_alloc_page,ignore-gfp-highmem,min-order=0");
+
+        ASSERT_TRUE(a->filters.ignore_gfp_wait);
+        ASSERT_FALSE(a->filters.ignore_gfp_highmem);
+        ASSERT_STREQ(a->filters.cache, "dentry");
+        ASSERT_TRUE(a->filters.has_min_size);
+        ASSERT_EQ_U64(a->filters.min_size, 64);
+        ASSERT_FALSE(a->filters.has_min_order);
+        ASSERT_EQ_U64(a->times, 2);
+        ASSERT_TRUE(b->filters.ignore_gfp_highmem);
+        ASSERT_TRUE(b->filters.has_min_order);
+        ASSERT_EQ_U64(b->filters.min_order, 0);
+
+        parse_bad("f,ignore-gfp-wait=1", "'ignore-gfp-wait' takes no value");
+        parse_bad("f,ignore-gfp-wait,ignore-gfp-wait", "'ignore-gfp-wait' given twice");
+        parse_bad("f,min-order=64", "min-order=64 is not an order from 0 to 63");
+        parse_bad("f,min-size=0", "min-size=0 is not a size");
+        parse_bad("f,cache=", "'cache' needs a value");
+        parse_bad("f,cache=a,cache=b", "'cache' given twice");
+        parse_bad("f,min-order", "'min-order' needs a value");
+}
+
 int main(void) {
         TEST_RUN(test_function_only);
         TEST_RUN(test_error);
@@ -157,5 +182,6 @@ int main(void) {
         TEST_RUN(test_field_values);
         TEST_RUN(test_malformed);
         TEST_RUN(test_percent);
+        TEST_RUN(test_arg_filters);
         return 0;
 }

@@ -58,6 +58,14 @@ const char varlink_injector_description[] =
         "  every: ?int,\n"
         "  times: ?int,\n"
         "  probability: ?float,\n"
+        "  # Argument filters, on the functions that take them (ListFunctions).\n"
+        "  ignore_gfp_wait: ?bool,\n"
+        "  ignore_gfp_highmem: ?bool,\n"
+        "  min_order: ?int,\n"
+        "  min_size: ?int,\n"
+        "  cache: ?string,\n"
+        "  # Kernel log records of the faults: 1, or 2 with the stack.\n"
+        "  kernel_log: ?int,\n"
         "  backend: ?string,\n"
         "  detach: ?bool,\n"
         "  interactive: ?bool\n"
@@ -107,7 +115,8 @@ const char varlink_injector_description[] =
         "error FunctionNotAllowed (message: string)\n"
         "error ErrorNotAllowed (message: string)\n"
         "error ScopeNotAllowed (message: string)\n"
-        "error DurationTooLong (message: string)\n";
+        "error DurationTooLong (message: string)\n"
+        "error KernelLogNotAllowed (message: string)\n";
 
 static int reply_error(VarlinkConn *c, const InjectError *err) {
         /* varlink_error() borrows the parameters. */
