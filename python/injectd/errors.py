@@ -74,7 +74,7 @@ _ERRORS = (
     ("BadScope", VarlinkError, "The scope is missing, unknown or gone."),
     ("ScopeTaken", Unavailable, "The function already has an injection with this scope."),
     ("ScopeNotOwned", Forbidden, "The caller's cgroup is not its own: ask for scope process."),
-    ("BadFilter", VarlinkError, "A comm, callers or trigger filter the engine cannot apply."),
+    ("BadFilter", VarlinkError, "A comm, callers, trigger or argument filter the engine cannot apply."),
     ("BadDuration", VarlinkError, "A duration the engine refuses."),
     ("TooManyInjections", Unavailable, "The function has as many injections as allowed."),
     ("NoSuchInjection", VarlinkError, "No injection with this id."),
@@ -89,6 +89,7 @@ _ERRORS = (
     ("ErrorNotAllowed", Forbidden, "No rule allows this error or return value."),
     ("ScopeNotAllowed", Forbidden, "No rule allows this scope."),
     ("DurationTooLong", Forbidden, "No rule allows this duration."),
+    ("KernelLogNotAllowed", Forbidden, "No rule allows kernel log records of the faults."),
 )
 
 #: error name (full) -> exception class
