@@ -460,9 +460,20 @@ arm_resident() {
 
 # fail_function's arm: the debugfs writes, in an order where nothing fires
 # before the return value is set, then the probe's first fault.
+#
+# injectd's site of a function stays attached for a few seconds after its
+# last injection ends (--site-linger). fail_function's kprobe on the same
+# function beside it, gone again, and then the lingering site detached,
+# crashed the 6.1 test kernel: a NULL pointer in kprobe_dispatcher under
+# aggr_pre_handler (docs/kernel-support.md, "Two kprobes on one function").
+# So fail_function arms a function only once injectd has let go of it;
+# the wait is before the clock starts.
+injectd_site_gone() { ! compgen -G "/sys/fs/bpf/injectd/sites/*-$1" >/dev/null; }
 arm_fail_function() { # TARGET ROUND FUNCTION ERRNO-VALUE [PROBE OPTION...]
     local target=$1 round=$2 fn=$3 ev=$4 t0
     shift 4
+    wait_for 120 injectd_site_gone "$fn" ||
+        { fail "$target" "$round" fail_function "injectd's site of $fn stayed attached"; return 0; }
     start_probe "$@" || { fail "$target" "$round" fail_function "the probe did not start"; return 0; }
     t0=$(now_us)000
     echo 1 >"/proc/$PROBE_PID/make-it-fail"
