@@ -812,8 +812,24 @@ hot_sample() { # RUNNER ROUND SERIES
     fi
     fail t6 "$2" "$3" "syscall-rate: status $RUN_RC ${RUN_OUT:0:200}"
 }
+# The no-program and empty-program samples need __do_sys_getppid without
+# injectd's program on it. After each cancel of alice's injection there,
+# its site lingers attached for a few seconds (--site-linger), and the
+# program runs on every call: in the run of 2026-12-05, which did not
+# wait, it added about 550 ns to every no-program sample, and the floor ran
+# beside it on one aggregated kprobe. So those samples wait for it to go.
+hot_unarmed() { # ROUND SERIES
+    wait_for 120 injectd_site_gone "$HOT_FN" && return 0
+    fail t6 "$1" "$2" "injectd's site of $HOT_FN stayed attached"
+    return 1
+}
+hot_none() { # ROUND
+    hot_unarmed "$1" none && hot_sample nested "$1" none
+    return 0
+}
 hot_floor() { # ROUND BACKEND
     local pid
+    hot_unarmed "$1" floor || return 0
     : >"$WORK/floor.out"
     "$FLOOR" "$2" "$HOT_FN" >"$WORK/floor.out" 2>&1 &
     pid=$!
@@ -842,9 +858,9 @@ bench_hot() {
     emit "{\"kind\":\"hot-setup\",\"backend\":\"$backend\",\"tag_function\":\"${RARE[0]}\"}"
     for ((r = 1; r <= HOT_ROUNDS; r++)); do
         log "t6 hot path: round $r of $HOT_ROUNDS ($backend)"
-        hot_sample nested "$r" none
+        hot_none "$r"
         hot_floor "$r" "$backend"
-        hot_sample nested "$r" none
+        hot_none "$r"
         # (a) process scope on alice's holder; bob's tagged caller.
         vinject alice "$HOT_FN" EPERM "${HOLDERS_alice[0]}"
         if id=$(vid "$VLINE"); then
@@ -861,7 +877,7 @@ bench_hot() {
         else
             fail t6 "$r" nested "Inject refused: ${VLINE:0:300}"
         fi
-        hot_sample nested "$r" none
+        hot_none "$r"
     done
     vcancel root "$tagid" >/dev/null
 }
