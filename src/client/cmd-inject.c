@@ -41,6 +41,8 @@
  * in case its "removed" event never comes. */
 #define HOLD_EVENT_WAIT_USEC (10 * USEC_PER_SEC)
 #define COMM_MAX 15
+/* The scope options name one scope between them. */
+#define SCOPE_OPTIONS_CLASH "give one of --pid, --cgroup, --device and --global"
 
 static volatile sig_atomic_t stop_signal;
 
@@ -60,6 +62,7 @@ enum {
         ARG_COMM,
         ARG_PID,
         ARG_CGROUP,
+        ARG_DEVICE,
         ARG_GLOBAL,
         ARG_BACKEND,
         ARG_DETACH,
@@ -343,6 +346,7 @@ int cmd_inject(int argc, char **argv) {
                 { "comm",        required_argument, NULL, ARG_COMM },
                 { "pid",         required_argument, NULL, ARG_PID },
                 { "cgroup",      required_argument, NULL, ARG_CGROUP },
+                { "device",      required_argument, NULL, ARG_DEVICE },
                 { "global",      no_argument,       NULL, ARG_GLOBAL },
                 { "backend",     required_argument, NULL, ARG_BACKEND },
                 { "detach",      no_argument,       NULL, ARG_DETACH },
@@ -459,7 +463,7 @@ int cmd_inject(int argc, char **argv) {
                         uint64_t pid;
 
                         if (scope)
-                                return usage_error("give one of --pid, --cgroup and --global");
+                                return usage_error(SCOPE_OPTIONS_CLASH);
                         r = parse_count_arg("--pid", optarg, 1, &pid);
                         if (r != 0)
                                 return r;
@@ -471,15 +475,25 @@ int cmd_inject(int argc, char **argv) {
                 }
                 case ARG_CGROUP:
                         if (scope)
-                                return usage_error("give one of --pid, --cgroup and --global");
+                                return usage_error(SCOPE_OPTIONS_CLASH);
                         if (!*optarg)
                                 return usage_error("--cgroup needs a directory");
                         scope = scope_kind_to_string(SCOPE_KIND_CGROUP);
                         k = json_add_string(req, "cgroup", optarg);
                         break;
+                case ARG_DEVICE:
+                        /* The daemon resolves and checks the name (a whole
+                         * disk: "loop3", "/dev/loop3", "7:3"). */
+                        if (scope)
+                                return usage_error(SCOPE_OPTIONS_CLASH);
+                        if (!*optarg)
+                                return usage_error("--device needs a block device (loop3, /dev/loop3, 7:3)");
+                        scope = scope_kind_to_string(SCOPE_KIND_DEVICE);
+                        k = json_add_string(req, "device", optarg);
+                        break;
                 case ARG_GLOBAL:
                         if (scope)
-                                return usage_error("give one of --pid, --cgroup and --global");
+                                return usage_error(SCOPE_OPTIONS_CLASH);
                         scope = scope_kind_to_string(SCOPE_KIND_GLOBAL);
                         break;
                 case ARG_BACKEND:

@@ -161,6 +161,11 @@ int cmd_sweep(int argc, char **argv) {
                                 return usage_error("sweep --fail '%s': after=, every=, times= and probability= "
                                                    "are the sweep's to set; give FUNCTION[:ERROR][,caller=FUNC]...",
                                                    optarg);
+                        /* A sweep counts CMD's own calls; a device's I/O is
+                         * anyone's, and written back when the kernel likes. */
+                        if (spec->device)
+                                return usage_error("sweep --fail '%s': device= is run's; a sweep fails the "
+                                                   "calls of CMD's process tree", optarg);
                         spec_text = optarg;
                         break;
                 }

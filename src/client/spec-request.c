@@ -53,8 +53,10 @@ json_object *fail_spec_request(Transport *t, const FailSpec *spec, pid_t pid, ui
         if (!spec->error && add_default_value(t, spec, req) < 0)
                 return NULL;
         if (json_add_pairs(req,
-                           JSON_PAIR_STRING("scope", scope_kind_to_string(SCOPE_KIND_PROCESS)),
-                           JSON_PAIR_I64("pid", pid),
+                           JSON_PAIR_STRING("scope", scope_kind_to_string(spec->device ? SCOPE_KIND_DEVICE :
+                                                                          SCOPE_KIND_PROCESS)),
+                           JSON_PAIR_IF(spec->device, JSON_PAIR_STRING("device", spec->device)),
+                           JSON_PAIR_IF(!spec->device, JSON_PAIR_I64("pid", pid)),
                            JSON_PAIR_IF(duration > 0, JSON_PAIR_U64("duration_usec", duration)),
                            JSON_PAIR_IF(spec->has_after, JSON_PAIR_U64("after", spec->after)),
                            JSON_PAIR_IF(spec->every, JSON_PAIR_U64("every", spec->every)),

@@ -19,6 +19,7 @@ FailSpec *fail_spec_free(FailSpec *s) {
                 free(s->callers[i]);
         free(s->callers);
         arg_filter_args_done(&s->filters);
+        free(s->device);
         free(s);
         return NULL;
 }
@@ -232,6 +233,12 @@ int fail_spec_parse(const char *s, FailSpec **ret, char **reterr_message) {
                         if (parse_count(value, &v) < 0 || v > 2)
                                 return spec_error(reterr_message, s, "kernel-log=%s is not 0, 1 or 2", value);
                         spec->kernel_log = (unsigned) v;
+                } else if (strcmp(item, "device") == 0) {
+                        if (spec->device)
+                                return spec_error(reterr_message, s, "'device' given twice");
+                        spec->device = strdup(value);
+                        if (!spec->device)
+                                return -ENOMEM;
                 } else if (strcmp(item, "caller") == 0) {
                         char **n;
 
@@ -250,7 +257,7 @@ int fail_spec_parse(const char *s, FailSpec **ret, char **reterr_message) {
                 } else
                         return spec_error(reterr_message, s,
                                           "unknown key '%s' (after, every, times, probability, caller, ignore-gfp-wait, "
-                                          "ignore-gfp-highmem, min-order, min-size, cache, kernel-log)", item);
+                                          "ignore-gfp-highmem, min-order, min-size, cache, kernel-log, device)", item);
         }
 
         *ret = TAKE_PTR(spec);

@@ -5,14 +5,17 @@
  *
  *   FUNCTION[:ERROR][,after=N][,every=N][,times=N][,probability=P%][,caller=FUNC]...
  *           [,ignore-gfp-wait][,ignore-gfp-highmem][,min-order=N][,min-size=N][,cache=NAME]
- *           [,kernel-log=N]
+ *           [,kernel-log=N][,device=DEV]
  *
  * ERROR is an errno name or number (ENOENT, 2); without it the caller
  * picks a value that fits the function's type. caller= may be repeated
  * (at most FAIL_SPEC_CALLERS_MAX). The last five are argument filters
  * (ArgFilterArgs), which the daemon accepts only on the functions they
- * apply to. Parsing never talks to the daemon: a malformed SPEC is
- * refused before anything is sent. */
+ * apply to. device= scopes the fault to a block device's I/O (DEV as
+ * "inject --device" takes it: loop3, /dev/loop3, 7:3) instead of the
+ * command's process tree; the daemon resolves and checks the name.
+ * Parsing never talks to the daemon: a malformed SPEC is refused before
+ * anything is sent. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -57,6 +60,7 @@ typedef struct FailSpec {
         size_t n_callers;
         ArgFilterArgs filters;
         unsigned kernel_log;    /* kernel-log=N: 0 none, 1 a kernel log record per fault, 2 with the stack */
+        char *device;           /* device=DEV: the scope is this block device; NULL: the command's process tree */
 } FailSpec;
 
 FailSpec *fail_spec_free(FailSpec *s);

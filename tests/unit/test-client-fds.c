@@ -5,6 +5,9 @@
  * to a daemon whose Inject takes no fds (InvalidParameter "fds"), the
  * number and the path again. The daemon is a Varlink server in a thread
  * of this test that records what it got.
+ * --device goes as its name, unresolved and without fds: the daemon
+ * looks it up in /sys/block, which no namespace of the caller's changes;
+ * a second scope option is refused before anything is sent.
  *
  *   test-client-fds PATH-TO-INJECTCTL */
 
@@ -174,6 +177,23 @@ int main(int argc, char **argv) {
         ASSERT_EQ(seen.calls, 1);
         ASSERT_NOT_NULL(strstr(seen.params, "\"cgroup\":"));
         (void) rmdir(cgroup);
+
+        /* --device: the name as given, with its scope; /dev/ is the
+         * daemon's to strip, never opened here. */
+        ASSERT_EQ(run_against(argv[1], true, (char *[]) { (char *) "--device", (char *) "/dev/loop3" }, 2), 0);
+        ASSERT_EQ(seen.calls, 1);
+        ASSERT_NOT_NULL(strstr(seen.params, "\"scope\":\"device\""));
+        ASSERT_NOT_NULL(strstr(seen.params, "\"device\":\"\\/dev\\/loop3\""));
+        ASSERT_EQ(seen.pidfd_pid, 0);
+        ASSERT_EQ(seen.cgroup_ino, 0);
+        ASSERT_EQ(run_against(argv[1], true, (char *[]) { (char *) "--device", (char *) "7:3" }, 2), 0);
+        ASSERT_NOT_NULL(strstr(seen.params, "\"device\":\"7:3\""));
+
+        /* One scope option: a second is a usage error (2), nothing sent. */
+        ASSERT_EQ(run_against(argv[1], true, (char *[]) { (char *) "--device", (char *) "loop3", (char *) "--pid", pid_str }, 4), 2);
+        ASSERT_EQ(run_against(argv[1], true, (char *[]) { (char *) "--global", (char *) "--device", (char *) "loop3" }, 3), 2);
+        ASSERT_EQ(run_against(argv[1], true, (char *[]) { (char *) "--device", (char *) "" }, 2), 2);
+        ASSERT_EQ(seen.calls, 0);
 
         (void) kill(target, SIGKILL);
         (void) waitpid(target, NULL, 0);

@@ -44,6 +44,20 @@ static void test_function_only(void) {
         ASSERT_TRUE(s->probability == 0);
         ASSERT_EQ(s->n_callers, 0);
         ASSERT_NULL(s->callers);
+        ASSERT_NULL(s->device);
+}
+
+/* device= is passed on as written: the daemon resolves the name. */
+static void test_device(void) {
+        _cleanup_(fail_spec_freep) FailSpec *a = parse_ok("should_fail_bio:EIO,device=loop3");
+        _cleanup_(fail_spec_freep) FailSpec *b = parse_ok("should_fail_bio,times=1,device=/dev/loop3");
+        _cleanup_(fail_spec_freep) FailSpec *c = parse_ok("should_fail_bio,device=7:3");
+
+        ASSERT_EQ(a->error, EIO);
+        ASSERT_STREQ(a->device, "loop3");
+        ASSERT_STREQ(b->device, "/dev/loop3");
+        ASSERT_EQ_U64(b->times, 1);
+        ASSERT_STREQ(c->device, "7:3");
 }
 
 static void test_error(void) {
@@ -131,6 +145,9 @@ static void test_malformed(void) {
         parse_bad("f,probability=50,probability=60", "given twice");
         parse_bad("f,caller=a,caller=b,caller=c,caller=d,caller=e", "at most 4 callers");
         parse_bad("f,caller=not-a-function", "not a kernel function name");
+        parse_bad("f,device", "not KEY=VALUE");
+        parse_bad("f,device=", "needs a value");
+        parse_bad("f,device=loop3,device=loop4", "given twice");
         parse_bad("f,bogus=1", "unknown key 'bogus'");
         parse_bad("f,After=1", "unknown key");
 }
@@ -178,6 +195,7 @@ static void test_arg_filters(void) {
 int main(void) {
         TEST_RUN(test_function_only);
         TEST_RUN(test_error);
+        TEST_RUN(test_device);
         TEST_RUN(test_all_fields);
         TEST_RUN(test_field_values);
         TEST_RUN(test_malformed);
