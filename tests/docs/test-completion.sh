@@ -106,6 +106,15 @@ check exact --varlink=/x cancel 7   :: 7a07cebac770ecce
 check has  sweep --fail open_ctree -- ech :: echo
 check exact inject --cgroup ''      :: /sys/fs/cgroup/
 
+# Devices: the whole disks of /sys/block (here a stand-in).
+__injectctl_sys_block=$BLOCK
+check exact inject --device ''      :: loop0 loop3 vda
+check exact inject --device lo      :: loop0 loop3
+check exact inject --device /dev/v  :: /dev/vda
+check has  inject --dev             :: --device
+check exact run --fail 'should_fail_bio,device=loop' :: should_fail_bio,device=loop0 should_fail_bio,device=loop3
+check has  run --fail 'should_fail_bio,' :: should_fail_bio,device=
+
 # As bash splits at COMP_WORDBREAKS (':' and '='): only the part after
 # the break is replaced.
 check exact run --fail open_ctree : ENOSP :: ENOSPC
@@ -125,7 +134,8 @@ check exact inject __x64            ::
 exit $((failures > 0))
 CASES
 
-export SCRIPT=$script STUB=$tmp/injectctl
+mkdir -p "$tmp/block/loop0" "$tmp/block/loop3" "$tmp/block/vda"
+export SCRIPT=$script STUB=$tmp/injectctl BLOCK=$tmp/block
 rc=0
 LABEL="" bash --norc --noprofile "$tmp/cases.sh" || rc=1
 
