@@ -40,7 +40,8 @@ def inject_parameters(function: str, error: Union[str, int, None] = None, *,
                       retval: Optional[int] = None, duration: Optional[float] = None,
                       scope: Optional[str] = None, pid: Optional[int] = None,
                       pidfd: Optional[int] = None, cgroup: Optional[str] = None,
-                      cgroup_fd: Optional[int] = None, comm: Optional[str] = None,
+                      cgroup_fd: Optional[int] = None, device: Optional[str] = None,
+                      comm: Optional[str] = None,
                       callers: Optional[Sequence[str]] = None, after: Optional[int] = None,
                       every: Optional[int] = None, times: Optional[int] = None,
                       probability: Optional[float] = None, backend: Optional[str] = None,
@@ -49,7 +50,9 @@ def inject_parameters(function: str, error: Union[str, int, None] = None, *,
     (parameters, fds). pidfd and cgroup_fd are file descriptors of this
     process; they are sent with the call and named by their index. Only
     what the caller gave goes in: the daemon applies its own defaults and
-    checks everything (a bad value comes back as InvalidArgument)."""
+    checks everything (a bad value comes back as InvalidArgument). device
+    names a whole disk ("loop3", "/dev/loop3", "7:3") as the daemon
+    resolves it: the scope is then that disk's block I/O."""
     if (error is None) == (retval is None):
         raise ValueError("give exactly one of error (an errno name or number) and retval")
     params: Dict[str, Any] = {"function": function}
@@ -66,7 +69,9 @@ def inject_parameters(function: str, error: Union[str, int, None] = None, *,
             fds.append(fd)
     if pid is not None or pidfd is not None:
         scope = scope or "process"
-    optional = {"scope": scope, "pid": pid, "cgroup": cgroup, "comm": comm, "after": after,
+    if device is not None:
+        scope = scope or "device"
+    optional = {"scope": scope, "pid": pid, "cgroup": cgroup, "device": device, "comm": comm, "after": after,
                 "every": every, "times": times, "probability": probability, "backend": backend}
     params.update({k: v for k, v in optional.items() if v is not None})
     if callers:
@@ -228,7 +233,7 @@ class Fault:
     def arm(self) -> "Fault":
         if self.id is not None:
             raise RuntimeError("this fault is armed already")
-        if not any(k in self.kwargs for k in ("scope", "cgroup", "cgroup_fd")):
+        if not any(k in self.kwargs for k in ("scope", "cgroup", "cgroup_fd", "device")):
             self.kwargs["scope"] = "process"
         pidfd = None
         if self.kwargs.get("scope") == "process" and "pid" not in self.kwargs and "pidfd" not in self.kwargs:
@@ -305,6 +310,7 @@ def fail(function: str, error: Union[str, int, None] = None, **kwargs) -> Fault:
     failed. Keyword arguments are Inject's (docs/varlink-api.md), with
     ``duration`` in seconds: ``times``, ``after``, ``every``,
     ``probability``, ``comm``, ``callers``, ``backend``; ``scope``,
-    ``pid``/``pidfd`` or ``cgroup``/``cgroup_fd`` for another scope than
-    the calling process tree; ``path`` for another socket."""
+    ``pid``/``pidfd``, ``cgroup``/``cgroup_fd`` or ``device`` (a block
+    device's I/O, whoever submits it) for another scope than the calling
+    process tree; ``path`` for another socket."""
     return Fault(function, error, **kwargs)

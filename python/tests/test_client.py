@@ -153,6 +153,12 @@ class TestInjectParameters(unittest.TestCase):
                              "every": 2, "times": 3, "probability": 50.0, "backend": "kprobe",
                              "detach": True, "interactive": True})
 
+    def test_device(self):
+        # The name as given, with its scope; the daemon resolves it.
+        self.assertEqual(inject_parameters("should_fail_bio", "EIO", device="/dev/loop3"),
+                         ({"function": "should_fail_bio", "error": "EIO", "scope": "device",
+                           "device": "/dev/loop3"}, []))
+
     def test_retval(self):
         self.assertEqual(inject_parameters("should_fail_alloc_page", retval=1)[0],
                          {"function": "should_fail_alloc_page", "retval": 1})
