@@ -9,6 +9,7 @@ static const char *const scope_kind_table[_SCOPE_KIND_MAX] = {
         [SCOPE_KIND_CGROUP]  = "cgroup",
         [SCOPE_KIND_PROCESS] = "process",
         [SCOPE_KIND_GLOBAL]  = "global",
+        [SCOPE_KIND_DEVICE]  = "device",
 };
 
 const char *scope_kind_to_string(ScopeKind k) {

@@ -11,11 +11,12 @@ typedef enum ScopeKind {
         SCOPE_KIND_CGROUP,              /* a cgroup and its subtree */
         SCOPE_KIND_PROCESS,             /* a process and its descendants */
         SCOPE_KIND_GLOBAL,              /* every caller */
+        SCOPE_KIND_DEVICE,              /* a block device's calls, in any context */
         _SCOPE_KIND_MAX,
 } ScopeKind;
 
 /* The words for a refusal, in the table's order (a unit test checks). */
-#define SCOPE_KIND_CHOICES "\"cgroup\", \"process\" or \"global\""
+#define SCOPE_KIND_CHOICES "\"cgroup\", \"process\", \"global\" or \"device\""
 
 const char *scope_kind_to_string(ScopeKind k);  /* NULL if out of range */
 int scope_kind_from_string(const char *s);      /* a ScopeKind, or -EINVAL */

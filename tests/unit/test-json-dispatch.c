@@ -266,6 +266,7 @@ static void test_scope_kind(void) {
         ASSERT_EQ(scope_kind_from_string("cgroup"), SCOPE_KIND_CGROUP);
         ASSERT_EQ(scope_kind_from_string("process"), SCOPE_KIND_PROCESS);
         ASSERT_EQ(scope_kind_from_string("global"), SCOPE_KIND_GLOBAL);
+        ASSERT_EQ(scope_kind_from_string("device"), SCOPE_KIND_DEVICE);
         ASSERT_RET(scope_kind_from_string("everything"), -EINVAL);
         ASSERT_RET(scope_kind_from_string(""), -EINVAL);
         ASSERT_RET(scope_kind_from_string(NULL), -EINVAL);
@@ -273,9 +274,9 @@ static void test_scope_kind(void) {
         ASSERT_NULL(scope_kind_to_string(-1));
 
         /* The refusal's list says the table's words, in its order. */
-        snprintf(choices, sizeof(choices), "\"%s\", \"%s\" or \"%s\"", scope_kind_to_string(0),
-                 scope_kind_to_string(1), scope_kind_to_string(2));
-        ASSERT_EQ(_SCOPE_KIND_MAX, 3);
+        snprintf(choices, sizeof(choices), "\"%s\", \"%s\", \"%s\" or \"%s\"", scope_kind_to_string(0),
+                 scope_kind_to_string(1), scope_kind_to_string(2), scope_kind_to_string(3));
+        ASSERT_EQ(_SCOPE_KIND_MAX, 4);
         ASSERT_STREQ(SCOPE_KIND_CHOICES, choices);
 }
 
