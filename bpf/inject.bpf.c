@@ -349,7 +349,11 @@ __noinline long evaluate(__u32 site, __u32 idx, __u64 inj_id, const struct injec
         /* Seen but never matched: the skip shows in the counters. */
         if (slot->owner_uid != INJECT_UID_ANY && !creds_match(slot->owner_uid))
                 return 0;
-        if (!in_task_context())
+        /* A device's calls happen wherever the kernel does its I/O: in a
+         * flusher kworker, in a completion's interrupt. The scope is the
+         * device, not the task, so its faults fire there too (and the
+         * daemon arms a device scope with no credential filter). */
+        if (slot->scope_kind != INJECT_SCOPE_DEVICE && !in_task_context())
                 return 0;
         if (slot->comm[0] && !comm_matches(slot))
                 return 0;
@@ -441,12 +445,41 @@ __noinline int find_cgroup_scope(__u32 site, __u32 levels, struct inject_scope_v
         return 0;
 }
 
+/* The disk a call is about, by its diskseq (0: none, or unreadable). */
+static __always_inline __u64 call_diskseq(const struct inject_site_info *info, __u64 a0)
+{
+        const struct bio *bio = (const void *) a0;
+
+        if (info->device_arg != INJECT_DEVICE_ARG_BIO || !bio)
+                return 0;
+        return BPF_CORE_READ(bio, bi_bdev, bd_disk, diskseq);
+}
+
+/* The device-scope injection on the call's disk, if any. */
+__noinline int find_device_scope(__u32 site, __u64 diskseq, struct inject_scope_val *out)
+{
+        struct inject_scope_key key = { .kind = INJECT_SCOPE_DEVICE, .id = diskseq };
+        struct inject_scope_val *v;
+        void *scopes;
+
+        if (!out || !diskseq)
+                return 0;
+        scopes = bpf_map_lookup_elem(&site_scopes, &site);
+        if (!scopes)
+                return 0;
+        v = bpf_map_lookup_elem(scopes, &key);
+        if (!v)
+                return 0;
+        *out = *v;
+        return 1;
+}
+
 /* Finds, per scope kind, the injection nearest to the caller, then lets the
  * first one whose filters and triggers fire decide. */
 static __always_inline long decide(void *ctx, int kprobe)
 {
         struct inject_scope_key gkey = { .kind = INJECT_SCOPE_GLOBAL };
-        struct inject_scope_val pv = {}, cv = {}, gv = {}, *v;
+        struct inject_scope_val pv = {}, cv = {}, dv = {}, gv = {}, *v;
         struct inject_call call = {};
         struct inject_site_info *info;
         struct inject_tag *tag;
@@ -474,13 +507,20 @@ static __always_inline long decide(void *ctx, int kprobe)
         }
         if (info->cgroup_levels)
                 find_cgroup_scope(site, info->cgroup_levels, &cv);
+        /* The arguments are read here for a device scope only: what a
+         * caller outside every scope pays on such a site is one read of
+         * the bio's disk and one hash lookup that misses. */
+        if (info->n_device) {
+                function_args(ctx, kprobe, &call.a0, &call.a1);
+                find_device_scope(site, call_diskseq(info, call.a0), &dv);
+        }
         if (info->n_global) {
                 m = bpf_map_lookup_elem(&site_scopes, &site);
                 v = m ? bpf_map_lookup_elem(m, &gkey) : NULL;
                 if (v)
                         gv = *v;
         }
-        if (!pv.inj_id && !cv.inj_id && !gv.inj_id)
+        if (!pv.inj_id && !cv.inj_id && !dv.inj_id && !gv.inj_id)
                 return 0;
 
         /* Only callers in scope pay for the stack, and only on sites where
@@ -508,6 +548,8 @@ static __always_inline long decide(void *ctx, int kprobe)
                 id = pv.inj_id;
         else if (cv.inj_id && (r = evaluate(site, cv.slot, cv.inj_id, &call)))
                 id = cv.inj_id;
+        else if (dv.inj_id && (r = evaluate(site, dv.slot, dv.inj_id, &call)))
+                id = dv.inj_id;
         else if (gv.inj_id && (r = evaluate(site, gv.slot, gv.inj_id, &call)))
                 id = gv.inj_id;
         if (!id)

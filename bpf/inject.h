@@ -78,6 +78,19 @@ enum inject_scope_kind {
         INJECT_SCOPE_PROCESS = 2,       /* a thread group and its descendants; id = tgid
                                          * (in the scopes map: the root's tag, see inject_tag) */
         INJECT_SCOPE_GLOBAL  = 3,       /* every caller; id = 0 */
+        INJECT_SCOPE_DEVICE  = 4,       /* calls about one block device, in any context; id = the
+                                         * disk's diskseq (enum inject_device_arg) */
+};
+
+/* Where a function's arguments name a block device, for device scopes:
+ * what the program reads to find the disk a call is about. A device scope
+ * exists only on such functions (src/engine/device-args.c). The disk is
+ * named by its diskseq, a number the kernel gives each disk, and each
+ * medium a loop device is given, and never reuses: a loop device detached
+ * and attached to another file is another scope. */
+enum inject_device_arg {
+        INJECT_DEVICE_ARG_NONE = 0,
+        INJECT_DEVICE_ARG_BIO  = 1,     /* argument 0 is a struct bio *: bio->bi_bdev->bd_disk->diskseq */
 };
 
 /* Key of the per-site scope hash. At most one injection per (site, scope). */
@@ -155,6 +168,9 @@ struct inject_site_info {
         __u32 guard;            /* enum inject_guard */
         __u64 guard_bootstrap_cache;    /* INJECT_GUARD_FAILSLAB: &kmem_cache, the kernel's pointer
                                          * to its bootstrap cache (from kallsyms) */
+        __u32 device_arg;       /* enum inject_device_arg, written once */
+        __u32 n_device;         /* injections scoped to a device (last, so that a site pinned
+                                 * before device scopes reads none) */
 };
 
 /* Process scopes are kept as a tag on each task (BPF task-local storage,

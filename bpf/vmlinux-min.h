@@ -95,3 +95,18 @@ struct kmem_cache {
         unsigned int object_size;
         const char *name;
 } __attribute__((preserve_access_index));
+
+/* A bio's disk, for device scopes (should_fail_bio()): the disk's diskseq
+ * names it as attached now (block/genhd.c gives each new disk, and each
+ * new medium of a loop device, a number never used before). */
+struct gendisk {
+        __u64 diskseq;
+} __attribute__((preserve_access_index));
+
+struct block_device {
+        struct gendisk *bd_disk;
+} __attribute__((preserve_access_index));
+
+struct bio {
+        struct block_device *bi_bdev;
+} __attribute__((preserve_access_index));

@@ -54,6 +54,8 @@ static PolicyScope policy_scope_of(enum inject_scope_kind k, bool foreign) {
                 return POLICY_SCOPE_GLOBAL;
         if (k == INJECT_SCOPE_PROCESS)
                 return foreign ? POLICY_SCOPE_FOREIGN_PROCESS : POLICY_SCOPE_PROCESS;
+        if (k == INJECT_SCOPE_DEVICE)
+                return foreign ? POLICY_SCOPE_FOREIGN_DEVICE : POLICY_SCOPE_DEVICE;
         return foreign ? POLICY_SCOPE_FOREIGN_CGROUP : POLICY_SCOPE_CGROUP;
 }
 
@@ -77,6 +79,7 @@ int policy_glue_check(const Policy *p, const Caller *c, const InjectRequest *req
                                  .scope = policy_scope_of(kind, foreign),
                                  .duration_usec = req->duration_usec,
                                  .kernel_log = req->kernel_log > 0,
+                                 .device = req->device,
                          }, &d);
         if (r < 0)
                 return inject_error_set(err, r, INJECT_ERROR_NOT_ALLOWED, "The policy check failed: %s",

@@ -127,6 +127,16 @@ static bool rule_allows_value(const PolicyRule *r, const PolicyRequest *q) {
         return false;
 }
 
+/* Whether one of r's "devices" patterns matches the disk's name. */
+static bool rule_names_device(const PolicyRule *r, const char *device) {
+        if (!device)
+                return false;
+        for (size_t i = 0; i < r->n_devices; i++)
+                if (fnmatch(r->devices[i], device, 0) == 0)
+                        return true;
+        return false;
+}
+
 /* How far r goes along with q: the first check it fails, or NONE. */
 static PolicyDenial rule_evaluate(const PolicyRule *r, const PolicyRequest *q) {
         if (!rule_matches_function(r, q->function))
@@ -134,6 +144,8 @@ static PolicyDenial rule_evaluate(const PolicyRule *r, const PolicyRequest *q) {
         if (!rule_allows_value(r, q))
                 return POLICY_DENIAL_VALUE;
         if (!(r->scopes & (1u << q->scope)))
+                return POLICY_DENIAL_SCOPE;
+        if (q->scope == POLICY_SCOPE_FOREIGN_DEVICE && !rule_names_device(r, q->device))
                 return POLICY_DENIAL_SCOPE;
         if (q->duration_usec > r->max_duration_usec)
                 return POLICY_DENIAL_DURATION;
@@ -263,6 +275,13 @@ static void decision_describe(PolicyDecision *d, const PolicyRule *rule, const P
                 break;
 
         case POLICY_DENIAL_SCOPE:
+                if (rule->scopes & (1u << q->scope)) {  /* a device its "devices" do not name */
+                        (void) snprintf(d->message, sizeof(d->message),
+                                        "Policy rule '%s' does not grant device '%s' for '%s' (its \"devices\" "
+                                        "do not name it), and it is not yours (a loop device on a file you own).",
+                                        rule->name, q->device ?: "?", q->function);
+                        break;
+                }
                 format_scopes(rule->scopes, list, sizeof(list));
                 (void) snprintf(d->message, sizeof(d->message),
                                 "Policy rule '%s' does not allow scope '%s' for '%s' (allowed: %s).",

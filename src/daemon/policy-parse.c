@@ -372,13 +372,35 @@ static int parse_scope(RuleContext *rc, PolicyRule *rule, const char *key, json_
         if (scope < 0)
                 return rule_error(rc, key, i, false,
                                   "unknown scope \"%s\" (expected \"cgroup\", \"process\", \"global\", "
-                                  "\"foreign-cgroup\" or \"foreign-process\")", s);
+                                  "\"device\", \"foreign-cgroup\", \"foreign-process\" or \"foreign-device\")", s);
         rule->scopes |= 1u << scope;
         /* Who may fail others' processes may fail their own. */
         if (scope == POLICY_SCOPE_FOREIGN_CGROUP)
                 rule->scopes |= 1u << POLICY_SCOPE_CGROUP;
         if (scope == POLICY_SCOPE_FOREIGN_PROCESS)
                 rule->scopes |= 1u << POLICY_SCOPE_PROCESS;
+        if (scope == POLICY_SCOPE_FOREIGN_DEVICE)
+                rule->scopes |= 1u << POLICY_SCOPE_DEVICE;
+        return 0;
+}
+
+/* "devices": patterns of block device names ("nvme1n1", "sd[b-d]"), the
+ * disks "foreign-device" grants. Names are the kernel's, as in /sys/block. */
+static int parse_device(RuleContext *rc, PolicyRule *rule, const char *key, json_object *e, size_t i, size_t n) {
+        const char *s;
+
+        if (i == 0 && !(rule->devices = calloc(n, sizeof(char *))))
+                return -ENOMEM;
+        if (json_get_string(e, NULL, &s) < 0)
+                return rule_error(rc, key, i, false, "\"devices\" entries must be strings");
+        if (!*s || strlen(s) > 64 || strchr(s, '/'))
+                return rule_error(rc, key, i, false,
+                                  "invalid device pattern \"%s\": a block device's kernel name (as in /sys/block), "
+                                  "without /dev/, with * ? [...] if wanted", s);
+        rule->devices[i] = strdup(s);
+        if (!rule->devices[i])
+                return -ENOMEM;
+        rule->n_devices = i + 1;
         return 0;
 }
 
@@ -448,6 +470,7 @@ enum {
         RULE_MAX_DURATION,
         RULE_MAX_ACTIVE,
         RULE_KERNEL_LOG,
+        RULE_DEVICES,
         _RULE_KEY_MAX,
 };
 
@@ -466,12 +489,13 @@ static const struct {
         [RULE_MAX_DURATION] = { "max-duration", .value = rule_parse_max_duration },
         [RULE_MAX_ACTIVE]   = { "max-active",   .value = rule_parse_max_active },
         [RULE_KERNEL_LOG]   = { "kernel-log",   .value = rule_parse_kernel_log },
+        [RULE_DEVICES]      = { "devices",      .element = parse_device },
 };
 
 static int rule_parse(FileContext *c, json_object *rules, size_t index, PolicyRule **ret) {
         static const char *const keys[] = {
                 "name", "description", "enabled", "deny", "users", "groups", "cgroups", "functions",
-                "errors", "retvals", "scopes", "max-duration", "max-active", "kernel-log", NULL,
+                "errors", "retvals", "scopes", "max-duration", "max-active", "kernel-log", "devices", NULL,
         };
         _cleanup_(policy_rule_freep) PolicyRule *rule = NULL;
         RuleContext rc = {
@@ -543,7 +567,7 @@ static int rule_parse(FileContext *c, json_object *rules, size_t index, PolicyRu
         if (rule->deny) {
                 static const unsigned allow_only[] = {
                         RULE_ERRORS, RULE_RETVALS, RULE_SCOPES, RULE_MAX_DURATION, RULE_MAX_ACTIVE,
-                        RULE_KERNEL_LOG,
+                        RULE_KERNEL_LOG, RULE_DEVICES,
                 };
 
                 for (size_t k = 0; k < ELEMENTSOF(allow_only); k++)
@@ -578,6 +602,13 @@ static int rule_parse(FileContext *c, json_object *rules, size_t index, PolicyRu
                         return rule_error(&rc, NULL, SIZE_MAX, false, "\"max-duration\" is required");
                 if (!has[RULE_MAX_ACTIVE])
                         return rule_error(&rc, NULL, SIZE_MAX, false, "\"max-active\" is required");
+                /* An empty list never means every device. */
+                if ((rule->scopes & (1u << POLICY_SCOPE_FOREIGN_DEVICE)) && !has[RULE_DEVICES])
+                        return rule_error(&rc, "scopes", SIZE_MAX, false,
+                                          "\"foreign-device\" needs \"devices\", the block devices it grants");
+                if (has[RULE_DEVICES] && !(rule->scopes & (1u << POLICY_SCOPE_FOREIGN_DEVICE)))
+                        return rule_error(&rc, "devices", SIZE_MAX, false,
+                                          "\"devices\" goes with scope \"foreign-device\", which it narrows");
         }
 
         *ret = TAKE_PTR(rule);

@@ -27,6 +27,8 @@ static const char *const policy_scope_table[_POLICY_SCOPE_MAX] = {
         [POLICY_SCOPE_GLOBAL]  = "global",
         [POLICY_SCOPE_FOREIGN_CGROUP]  = "foreign-cgroup",
         [POLICY_SCOPE_FOREIGN_PROCESS] = "foreign-process",
+        [POLICY_SCOPE_DEVICE]          = "device",
+        [POLICY_SCOPE_FOREIGN_DEVICE]  = "foreign-device",
 };
 
 const char *policy_scope_to_string(PolicyScope s) {
@@ -59,6 +61,9 @@ PolicyRule *policy_rule_free(PolicyRule *r) {
         for (size_t i = 0; i < r->n_functions; i++)
                 free(r->functions[i]);
         free(r->functions);
+        for (size_t i = 0; i < r->n_devices; i++)
+                free(r->devices[i]);
+        free(r->devices);
         free(r->errors);
         free(r->retvals);
         free(r);

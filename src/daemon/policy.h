@@ -23,10 +23,11 @@
 /* Larger policy files are refused. */
 #define POLICY_FILE_SIZE_MAX (UINT64_C(1024) * 1024)
 
-/* A foreign target is a process or cgroup that is not the caller's own
- * (scope-resolve.h). Without a yes from polkit, only a rule that names
- * "foreign-process" or "foreign-cgroup" grants one; such a rule also
- * grants the caller's own processes or cgroups. "global" is always
+/* A foreign target is a process, cgroup or block device that is not the
+ * caller's own (scope-resolve.h, device-owner.h). Without a yes from
+ * polkit, only a rule that names "foreign-process", "foreign-cgroup" or
+ * "foreign-device" grants one (a device only if the rule's "devices" name
+ * it); such a rule also grants the caller's own. "global" is always
  * foreign, and named as such. */
 typedef enum PolicyScope {
         POLICY_SCOPE_CGROUP,
@@ -34,6 +35,8 @@ typedef enum PolicyScope {
         POLICY_SCOPE_GLOBAL,
         POLICY_SCOPE_FOREIGN_CGROUP,
         POLICY_SCOPE_FOREIGN_PROCESS,
+        POLICY_SCOPE_DEVICE,            /* the caller's own block device: a loop device on its file */
+        POLICY_SCOPE_FOREIGN_DEVICE,    /* another block device: only those the rule's "devices" name */
         _POLICY_SCOPE_MAX,
 } PolicyScope;
 
@@ -75,6 +78,9 @@ typedef struct PolicyRule {
         uint64_t max_duration_usec;     /* > 0 if enabled */
         unsigned max_active;            /* >= 1 if enabled */
         bool kernel_log;                /* "kernel-log": may ask for kernel log records of its faults */
+        char **devices;                 /* fnmatch() patterns of block device names that
+                                         * "foreign-device" grants; none: no foreign device */
+        size_t n_devices;
 } PolicyRule;
 
 typedef enum PolicyProblemLevel {
@@ -155,6 +161,7 @@ typedef struct PolicyRequest {
         PolicyScope scope;
         uint64_t duration_usec;
         bool kernel_log;                /* asks for kernel log records of its faults */
+        const char *device;             /* POLICY_SCOPE_FOREIGN_DEVICE: the disk's kernel name */
 } PolicyRequest;
 
 /* Why a request was denied, from the least to the most specific. */

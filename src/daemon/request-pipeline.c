@@ -82,6 +82,21 @@ static void refuse(PendingRequest *p, const char *polkit, const InjectError *err
         p->cb(p->manager, NULL, err, p->userdata);
 }
 
+/* A device as its kernel name from here on, however the caller wrote it:
+ * the policy's "devices" match that name. */
+static int device_name_settle(PendingRequest *p) {
+        char *name;
+
+        if (p->scope.kind != INJECT_SCOPE_DEVICE)
+                return 0;
+        name = strdup(p->scope.device);
+        if (!name)
+                return -ENOMEM;
+        free(p->req.device);
+        p->req.device = name;
+        return 0;
+}
+
 /* Step 1: the request as the front end passed it, and whether this kernel
  * can fail that function that way at all. */
 /* The fd the request names by index key, duplicated into *ret. */
@@ -104,6 +119,8 @@ static int parse(PendingRequest *p, json_object *request, const int *fds, size_t
         r = take_fd(fds, n_fds, "cgroup_fd", p->req.cgroup_fd_index, &p->req.cgroup_fd, err);
         if (r >= 0)
                 r = take_fd(fds, n_fds, "pidfd", p->req.pidfd_index, &p->req.pidfd, err);
+        if (r >= 0)
+                r = take_fd(fds, n_fds, "backing_fd", p->req.backing_fd_index, &p->req.backing_fd, err);
         if (r < 0)
                 return r;
         /* Said now rather than found out at the first fault: the shipped
@@ -136,6 +153,7 @@ static int arm(PendingRequest *p, uint64_t duration, InjectionInfo *ret, InjectE
                                 .cgroup_id = p->scope.cgroup_id,
                                 .cgroup_level = p->scope.cgroup_level,
                                 .pid = p->scope.pid,
+                                .diskseq = p->scope.diskseq,
                                 .comm = p->req.comm,
                                 .callers = (const char *const *) p->req.callers,
                                 .n_callers = p->req.n_callers,
@@ -145,8 +163,12 @@ static int arm(PendingRequest *p, uint64_t duration, InjectionInfo *ret, InjectE
                                 .probability_ppm = p->req.probability_ppm,
                                 .arg_filters = p->req.arg_filters,
                                 /* Root, and a holder of inject-global, may fail anyone's
-                                 * tasks; everyone else only tasks fully running as them. */
-                                .owner_uid = p->caller.privileged || p->scope.foreign ? INJECT_UID_ANY : p->caller.uid,
+                                 * tasks; everyone else only tasks fully running as them.
+                                 * A device's I/O is failed whoever does it (the flusher,
+                                 * an interrupt): the device is what the caller owns. */
+                                .owner_uid = p->caller.privileged || p->scope.foreign ||
+                                                     p->scope.kind == INJECT_SCOPE_DEVICE ? INJECT_UID_ANY
+                                                                                          : p->caller.uid,
                         }, ret, err);
         /* It may have re-attached a cached site, or retired one it failed to arm. */
         manager_site_cache_schedule(m);
@@ -265,7 +287,8 @@ static void on_polkit_result(const PolkitResult *res, void *userdata) {
                                          p->scope.why[0] ? " because " : "", p->scope.why,
                                          POLKIT_ACTION_INJECT_GLOBAL, res->how,
                                          p->scope.kind == INJECT_SCOPE_GLOBAL ? "global" :
-                                         p->scope.kind == INJECT_SCOPE_PROCESS ? "foreign-process" : "foreign-cgroup");
+                                         p->scope.kind == INJECT_SCOPE_PROCESS ? "foreign-process" :
+                                         p->scope.kind == INJECT_SCOPE_DEVICE ? "foreign-device" : "foreign-cgroup");
                         refuse(p, res->how, &err);
                         pending_free(p);
                         return;
@@ -338,6 +361,8 @@ int manager_inject(Manager *m, const Caller *c, json_object *request, const int 
                 r = authorize_rate(m, c, &err);
         if (r >= 0)
                 r = resolve_scope(m->engine, c, &p->req, &p->scope, &err);
+        if (r >= 0)
+                r = device_name_settle(p);
         if (r >= 0)
                 r = authorize_request(m, c, &p->req, &p->scope, &p->verdict, &p->explicit, &err);
         if (r < 0) {

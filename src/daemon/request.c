@@ -18,6 +18,7 @@ const char *request_scope_to_string(RequestScope s) {
                 [REQUEST_SCOPE_CGROUP] = SCOPE_KIND_CGROUP,
                 [REQUEST_SCOPE_PROCESS] = SCOPE_KIND_PROCESS,
                 [REQUEST_SCOPE_GLOBAL] = SCOPE_KIND_GLOBAL,
+                [REQUEST_SCOPE_DEVICE] = SCOPE_KIND_DEVICE,
         };
 
         return s >= 0 && s < _REQUEST_SCOPE_MAX ? scope_kind_to_string(kind[s]) : NULL;
@@ -28,12 +29,15 @@ void request_done(InjectRequest *r) {
         free(r->cgroup_path);
         free(r->comm);
         free(r->cache);
+        free(r->device);
         for (size_t i = 0; i < r->n_callers; i++)
                 free(r->callers[i]);
         if (r->cgroup_fd >= 0)
                 (void) close(r->cgroup_fd);
         if (r->pidfd >= 0)
                 (void) close(r->pidfd);
+        if (r->backing_fd >= 0)
+                (void) close(r->backing_fd);
         *r = INJECT_REQUEST_NULL;
 }
 
@@ -112,6 +116,7 @@ static int parse_scope(const char *key, json_object *v, void *dest, const JsonDi
                 [SCOPE_KIND_CGROUP] = REQUEST_SCOPE_OWN_CGROUP,  /* until "cgroup" names one */
                 [SCOPE_KIND_PROCESS] = REQUEST_SCOPE_PROCESS,
                 [SCOPE_KIND_GLOBAL] = REQUEST_SCOPE_GLOBAL,
+                [SCOPE_KIND_DEVICE] = REQUEST_SCOPE_DEVICE,
         };
         RequestScope *scope = dest;
         const char *s;
@@ -206,6 +211,9 @@ static const JsonDispatch request_table[] = {
         { "cgroup_fd",     JSON_DISPATCH_ANY,      parse_fd_index,       FIELD(req.cgroup_fd_index) },
         { "pid",           JSON_DISPATCH_UNSIGNED, json_dispatch_u64,    FIELD(pid), 0, .min = 1, .max = INT32_MAX },
         { "pidfd",         JSON_DISPATCH_ANY,      parse_fd_index,       FIELD(req.pidfd_index) },
+        { "device",        JSON_DISPATCH_STRING,   json_dispatch_string, FIELD(req.device), 0,
+          .min = 1, .max = REQUEST_MAX_STRING },
+        { "backing_fd",    JSON_DISPATCH_ANY,      parse_fd_index,       FIELD(req.backing_fd_index) },
         { "comm",          JSON_DISPATCH_STRING,   parse_comm,           FIELD(req.comm), 0,
           .min = 1, .max = REQUEST_MAX_STRING },
         { "callers",       JSON_DISPATCH_ANY,      parse_callers,        FIELD(req) },
@@ -264,6 +272,18 @@ static int check_combinations(RequestFields *f, InjectError *err) {
                         return inject_error_set(err, -EINVAL, INJECT_ERROR_INVALID_ARGUMENT,
                                                 "Give one of 'pid' and 'pidfd', not both");
         }
+
+        if (f->req.device) {
+                if (f->req.scope != REQUEST_SCOPE_OWN_CGROUP && f->req.scope != REQUEST_SCOPE_DEVICE)
+                        return inject_error_set(err, -EINVAL, INJECT_ERROR_INVALID_ARGUMENT,
+                                                "'device' only goes with scope \"device\"");
+                f->req.scope = REQUEST_SCOPE_DEVICE;
+        } else if (f->req.scope == REQUEST_SCOPE_DEVICE)
+                return inject_error_set(err, -EINVAL, INJECT_ERROR_INVALID_ARGUMENT,
+                                        "Scope \"device\" needs 'device', the block device's name (\"loop3\")");
+        if (f->req.backing_fd_index >= 0 && f->req.scope != REQUEST_SCOPE_DEVICE)
+                return inject_error_set(err, -EINVAL, INJECT_ERROR_INVALID_ARGUMENT,
+                                        "'backing_fd' only goes with scope \"device\"");
 
         f->req.kernel_log = (unsigned) f->kernel_log;
 

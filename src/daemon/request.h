@@ -20,6 +20,7 @@ typedef enum RequestScope {
         REQUEST_SCOPE_CGROUP,           /* an explicit cgroup: fd (D-Bus) or path */
         REQUEST_SCOPE_PROCESS,          /* a pid (default: the caller) and its descendants */
         REQUEST_SCOPE_GLOBAL,
+        REQUEST_SCOPE_DEVICE,           /* a block device, by name */
         _REQUEST_SCOPE_MAX,
 } RequestScope;
 
@@ -38,9 +39,12 @@ typedef struct InjectRequest {
         /* The fds the request names, by their index among those the call
          * brought (-1: none); the request pipeline dups them into
          * cgroup_fd and pidfd, which request_done() closes. */
-        int cgroup_fd_index, pidfd_index;
+        int cgroup_fd_index, pidfd_index, backing_fd_index;
         int cgroup_fd;
         int pidfd;                      /* REQUEST_SCOPE_PROCESS: the process, named in any pid namespace */
+        char *device;                   /* REQUEST_SCOPE_DEVICE: "loop3", "/dev/loop3" or "7:3" */
+        int backing_fd;                 /* REQUEST_SCOPE_DEVICE: the loop device's backing file, opened by
+                                         * the caller, which shows it is the caller's (device-owner.h) */
         pid_t pid;                      /* REQUEST_SCOPE_PROCESS; 0: the caller (or pidfd's) */
         char *comm;
         char *callers[INJECT_MAX_CALLERS];
@@ -57,12 +61,14 @@ typedef struct InjectRequest {
 } InjectRequest;
 
 #define INJECT_REQUEST_NULL \
-        ((InjectRequest) { .cgroup_fd_index = -1, .pidfd_index = -1, .cgroup_fd = -1, .pidfd = -1 })
+        ((InjectRequest) { .cgroup_fd_index = -1, .pidfd_index = -1, .backing_fd_index = -1, .cgroup_fd = -1, \
+                           .pidfd = -1, .backing_fd = -1 })
 
 /* Keys: function (string), error (string name or positive integer) or
  * retval (integer), duration_usec (integer > 0), scope ("cgroup", "process",
- * "global"), cgroup (string path), cgroup_fd (fd index), pid (integer),
- * pidfd (fd index), comm (string), callers
+ * "global", "device"), cgroup (string path), cgroup_fd (fd index), pid
+ * (integer), pidfd (fd index), device (string), backing_fd (fd index),
+ * comm (string), callers
  * (array of strings), after, every, times (integers), probability (number,
  * percent in (0, 100]), the argument filters ignore_gfp_wait,
  * ignore_gfp_highmem (booleans), min_order, min_size (integers), cache

@@ -11,6 +11,7 @@
 #include "scope-resolve.h"
 #include "cgroup-path.h"
 #include "cleanup.h"
+#include "device-owner.h"
 #include "pidfd-util.h"
 #include "process-info.h"
 #include "scope.h"
@@ -420,6 +421,53 @@ static int resolve_process(Engine *e, const Caller *c, const InjectRequest *req,
         return 0;
 }
 
+/* A block device: the whole disk as attached now, the caller's own when
+ * device_owned_by() says so. The function must be one whose arguments
+ * name a device: said here, before anything else is looked at. */
+static int resolve_device(const Caller *c, const InjectRequest *req, ScopeResolution *s, InjectError *err) {
+        BlockDisk d = {};
+        int r, mine;
+
+        if (device_arg_for(req->function) == INJECT_DEVICE_ARG_NONE)
+                return inject_error_set(err, -EINVAL, INJECT_ERROR_BAD_SCOPE,
+                                        "'%s' takes no device scope: its arguments name no block device (device "
+                                        "scopes apply to %s)", req->function, device_scope_functions);
+        r = scope_device_lookup(NULL, req->device, &d);
+        if (r == -EINVAL)
+                return inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE,
+                                        "'%s' is not a block device name: give its kernel name (\"loop3\", as in "
+                                        "/sys/block), /dev/NAME or MAJOR:MINOR", req->device);
+        if (r == -ENOENT)
+                return inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE, "No block device '%s'", req->device);
+        if (r == -EISDIR)
+                return inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE,
+                                        "'%s' is a partition: a device scope is a whole disk (%s)", req->device,
+                                        d.name[0] ? d.name : "its disk");
+        if (r == -ENOMEDIUM)
+                return inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE,
+                                        "Block device '%s' has nothing attached (or this kernel gives disks no "
+                                        "diskseq to name them by)", req->device);
+        if (r < 0)
+                return inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE, "Cannot look up block device '%s': %s",
+                                        req->device, strerror(-r));
+        s->kind = INJECT_SCOPE_DEVICE;
+        s->diskseq = d.diskseq;
+        snprintf(s->device, sizeof(s->device), "%s", d.name);
+        snprintf(s->desc, sizeof(s->desc), "device:%s", d.name);
+        if (c->privileged)
+                return 0;
+        r = mine = device_owned_by(&d, c->uid, req->backing_fd, NULL, s->why, sizeof(s->why));
+        if (r == -ESTALE)
+                return inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE, "%s; ask again", s->why);
+        if (r < 0 && d.loop)
+                return inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE, "Cannot tell whose %s is: %s", d.name,
+                                        s->why);
+        s->foreign = mine <= 0;
+        if (!s->foreign)
+                s->why[0] = 0;
+        return 0;
+}
+
 int resolve_scope(Engine *e, const Caller *c, const InjectRequest *req, ScopeResolution *ret, InjectError *err) {
         ScopeResolution s = {};
         int r;
@@ -433,6 +481,9 @@ int resolve_scope(Engine *e, const Caller *c, const InjectRequest *req, ScopeRes
                 break;
         case REQUEST_SCOPE_PROCESS:
                 r = resolve_process(e, c, req, &s, err);
+                break;
+        case REQUEST_SCOPE_DEVICE:
+                r = resolve_device(c, req, &s, err);
                 break;
         case REQUEST_SCOPE_GLOBAL:
                 s.kind = INJECT_SCOPE_GLOBAL;

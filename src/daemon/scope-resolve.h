@@ -24,6 +24,7 @@
 #include "inject-error.h"
 #include "inject.h"
 #include "request.h"
+#include "scope-device.h"
 
 typedef struct ScopeResolution {
         enum inject_scope_kind kind;
@@ -31,8 +32,10 @@ typedef struct ScopeResolution {
         uint32_t cgroup_level;
         pid_t pid;
         uint64_t start_ticks;   /* process: its start time when it was checked, which arming must see */
+        uint64_t diskseq;       /* device: the disk as it was attached when it was checked */
+        char device[BLOCK_NAME_MAX];    /* device: the disk's kernel name */
         bool foreign;           /* global, another user's process, a cgroup not the caller's own */
-        char desc[320];         /* "cgroup:/user.slice/...", "process:1234", "global" */
+        char desc[320];         /* "cgroup:/user.slice/...", "process:1234", "device:loop3", "global" */
         char why[160];          /* foreign: why, for a refusal's message ("" if nothing to add) */
 } ScopeResolution;
 

@@ -17,6 +17,7 @@
 #include "engine-internal.h"
 #include "log.h"
 #include "pin.h"
+#include "scope-device.h"
 #include "scope-roots.h"
 #include "scope.h"
 #include "site.h"
@@ -42,6 +43,8 @@ static AdoptAction adopt_decide(const InjectionInfo *i) {
                 return ADOPT_ORPHANED;
         if (slot->scope_kind == INJECT_SCOPE_CGROUP && scope_cgroup_alive(slot->scope_id) == 0)
                 return ADOPT_ORPHANED;
+        if (slot->scope_kind == INJECT_SCOPE_DEVICE && scope_device_alive(NULL, slot->scope_id, NULL) == 0)
+                return ADOPT_ORPHANED;  /* detached, or attached anew: another diskseq */
         return ADOPT_KEPT;
 }
 

@@ -20,6 +20,7 @@
 #include "log.h"
 #include "pin.h"
 #include "probe.h"
+#include "scope-device.h"
 #include "scope-roots.h"
 #include "scope.h"
 #include "site-cache.h"
@@ -168,10 +169,21 @@ static int fill_scope(Engine *e, const InjectSpec *spec, struct inject_slot *slo
         case INJECT_SCOPE_GLOBAL:
                 slot->scope_id = 0;
                 return 0;
+        case INJECT_SCOPE_DEVICE:
+                if (device_arg_for(spec->function) == INJECT_DEVICE_ARG_NONE)
+                        return inject_error_set(err, -EINVAL, INJECT_ERROR_BAD_SCOPE,
+                                                "'%s' takes no device scope: its arguments name no block device "
+                                                "(device scopes apply to %s)", spec->function,
+                                                device_scope_functions);
+                if (!spec->diskseq)
+                        return inject_error_set(err, -EINVAL, INJECT_ERROR_BAD_SCOPE,
+                                                "A device scope needs the disk's diskseq, not 0");
+                slot->scope_id = spec->diskseq;
+                return 0;
         default:
                 return inject_error_set(err, -EINVAL, INJECT_ERROR_BAD_SCOPE,
-                                        "An injection needs a scope (cgroup, process or global); an empty scope "
-                                        "never means everything");
+                                        "An injection needs a scope (cgroup, process, device or global); an empty "
+                                        "scope never means everything");
         }
 }
 

@@ -63,6 +63,7 @@ typedef struct InjectSpec {
         uint64_t cgroup_id;                     /* INJECT_SCOPE_CGROUP */
         uint32_t cgroup_level;
         pid_t pid;                              /* INJECT_SCOPE_PROCESS */
+        uint64_t diskseq;                       /* INJECT_SCOPE_DEVICE (scope-device.h) */
 
         const char *comm;                       /* NULL or "": any */
         const char *const *callers;             /* all must be on the kernel stack */

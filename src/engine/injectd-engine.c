@@ -97,6 +97,13 @@ static json_object *scope_to_json(const InjectionInfo *i) {
                                       JSON_BUILD_END) < 0)
                         return NULL;
                 return o;
+        case INJECT_SCOPE_DEVICE:
+                if (json_build_object(&o,
+                                      JSON_PAIR_STRING("kind", "device"),
+                                      JSON_PAIR_U64("diskseq", i->slot.scope_id),
+                                      JSON_BUILD_END) < 0)
+                        return NULL;
+                return o;
         default:
                 if (json_build_object(&o, JSON_PAIR_STRING("kind", "global"), JSON_BUILD_END) < 0)
                         return NULL;
@@ -183,7 +190,8 @@ static int print_json(json_object *o) {
 static void print_info_text(const InjectionInfo *i) {
         uint64_t now = now_nsec(CLOCK_BOOTTIME);
         const char *kind = i->slot.scope_kind == INJECT_SCOPE_CGROUP ? "cgroup" :
-                           i->slot.scope_kind == INJECT_SCOPE_PROCESS ? "process" : "global";
+                           i->slot.scope_kind == INJECT_SCOPE_PROCESS ? "process" :
+                           i->slot.scope_kind == INJECT_SCOPE_DEVICE ? "diskseq" : "global";
 
         printf("%016" PRIx64 "  %-24s %-8s %-9s retval=%-6" PRId64 " %s:%" PRIu64 "  left=%s"
                "  seen=%" PRIu64 " matched=%" PRIu64 " injected=%" PRIu64 " guarded=%" PRIu64 "\n",

@@ -20,6 +20,7 @@
 #include "cleanup.h"
 #include "engine-internal.h"
 #include "guards.h"
+#include "scope-device.h"
 #include "inject.skel.h"
 #include "log.h"
 #include "pin.h"
@@ -180,7 +181,7 @@ int site_info_reset(int site_fd) {
 
         if (bpf_map_lookup_elem(site_fd, &zero, &info) < 0)
                 return negative_errno();
-        info.cgroup_levels = info.n_process = info.n_global = info.n_live = info.n_callers = 0;
+        info.cgroup_levels = info.n_process = info.n_global = info.n_device = info.n_live = info.n_callers = 0;
         if (bpf_map_update_elem(site_fd, &zero, &info, BPF_ANY) < 0)
                 return negative_errno();
         return 0;
@@ -487,6 +488,7 @@ static int site_maps_new(Engine *e, const char *function, Backend b, SiteMaps *r
         info.index = m.index;
         info.guard = guard ? guard->kind : INJECT_GUARD_NONE;
         info.guard_bootstrap_cache = bootstrap_cache;
+        info.device_arg = device_arg_for(function);
         if (bpf_map_update_elem(m.site, &zero, &info, BPF_ANY) < 0)
                 return negative_errno();
 
@@ -602,7 +604,7 @@ int site_recount(Site *s) {
         r = site_read_slots(s, &v);
         if (r < 0)
                 return r;
-        info.cgroup_levels = info.n_process = info.n_global = info.n_live = info.n_callers = 0;
+        info.cgroup_levels = info.n_process = info.n_global = info.n_device = info.n_live = info.n_callers = 0;
         for (uint32_t i = 0; i < s->n_slots; i++) {
                 const struct inject_slot slot = v[i];
 
@@ -620,6 +622,9 @@ int site_recount(Site *s) {
                         break;
                 case INJECT_SCOPE_GLOBAL:
                         info.n_global++;
+                        break;
+                case INJECT_SCOPE_DEVICE:
+                        info.n_device++;
                         break;
                 }
         }

@@ -11,7 +11,7 @@ typedef enum ScopeKind {
         SCOPE_KIND_CGROUP,              /* a cgroup and its subtree */
         SCOPE_KIND_PROCESS,             /* a process and its descendants */
         SCOPE_KIND_GLOBAL,              /* every caller */
-        SCOPE_KIND_DEVICE,              /* the I/O of one block device (a whole disk as attached now) */
+        SCOPE_KIND_DEVICE,              /* a block device's calls, in any context */
         _SCOPE_KIND_MAX,
 } ScopeKind;
 

@@ -511,7 +511,15 @@ static void test_semantic_errors(void) {
         check_edit_refused((const Edit[]) { { 8, "" }, {} }, "3: rule \"r\": \"scopes\" is required");
         check_edit_refused((const Edit[]) { { 8, "      \"scopes\": [\"cgroup\", \"system\"]," }, {} },
                            "8: rule \"r\": unknown scope \"system\" (expected \"cgroup\", \"process\", \"global\", "
-                           "\"foreign-cgroup\" or \"foreign-process\")");
+                           "\"device\", \"foreign-cgroup\", \"foreign-process\" or \"foreign-device\")");
+        /* A foreign device only where "devices" names it: never every device. */
+        check_edit_refused((const Edit[]) { { 8, "      \"scopes\": [\"foreign-device\"]," }, {} },
+                           "8: rule \"r\": \"foreign-device\" needs \"devices\", the block devices it grants");
+        check_edit_refused((const Edit[]) { { 8, "      \"scopes\": [\"device\"], \"devices\": [\"sdb\"]," }, {} },
+                           "8: rule \"r\": \"devices\" goes with scope \"foreign-device\", which it narrows");
+        check_edit_refused((const Edit[]) { { 8, "      \"scopes\": [\"foreign-device\"], \"devices\": [\"/dev/sdb\"]," }, {} },
+                           "8: rule \"r\": invalid device pattern \"/dev/sdb\": a block device's kernel name (as in "
+                           "/sys/block), without /dev/, with * ? [...] if wanted");
         check_edit_refused((const Edit[]) { { 8, "      \"scopes\": []," }, {} },
                            "8: rule \"r\": \"scopes\" must not be empty (an empty list would allow nothing; leave the key out)");
 

@@ -16,7 +16,7 @@
 
 /* The keys whose value is a file descriptor, and only those. */
 static bool key_is_fd(const char *key) {
-        return strcmp(key, "cgroup_fd") == 0 || strcmp(key, "pidfd") == 0;
+        return strcmp(key, "cgroup_fd") == 0 || strcmp(key, "pidfd") == 0 || strcmp(key, "backing_fd") == 0;
 }
 
 /* One a{sv} entry's value as JSON; an fd is put in fds[*n_fds] and
