@@ -112,12 +112,12 @@ int bus_list_injections(Transport *t, bool all, json_object **ret) {
 }
 
 /* One request key as a{sv} entry: see docs/dbus-api.md, "The request".
- * "pidfd" and "cgroup_fd" are indexes in fds (transport_request_fds()),
- * sent as 'h'. */
+ * "pidfd", "cgroup_fd" and "backing_fd" are indexes in fds
+ * (transport_request_fds()), sent as 'h'. */
 static int append_request_key(sd_bus_message *m, const char *key, json_object *v, const int *fds, size_t n_fds) {
         int r;
 
-        if (strcmp(key, "pidfd") == 0 || strcmp(key, "cgroup_fd") == 0) {
+        if (strcmp(key, "pidfd") == 0 || strcmp(key, "cgroup_fd") == 0 || strcmp(key, "backing_fd") == 0) {
                 int64_t i = json_object_get_int64(v);
 
                 if (!json_object_is_type(v, json_type_int) || i < 0 || (size_t) i >= n_fds)

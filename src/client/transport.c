@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <inttypes.h>
 
+#include "io-util.h"
 #include "json-build.h"
 #include "json-util.h"
 #include "pidfd-util.h"
@@ -120,13 +121,48 @@ int transport_reload_policy(Transport *t) {
         return t->ops->reload_policy(t);
 }
 
-/* Opens what key names: a pidfd for "pid", the directory for "cgroup".
- * 0 and fd -1 to send the key as it is. */
-static int open_key(Transport *t, const char *key, json_object *v, int *ret_fd) {
+/* The backing file of the loop device that a "device" names, opened here
+ * (O_PATH: its identity and owner are all the daemon looks at), where the
+ * path the kernel gives means the file the caller attached; in the
+ * daemon's mount namespace it may name nothing, or another file. -1 when
+ * there is none to open (not a loop device, a name the daemon refuses,
+ * nothing attached, a file gone): the daemon then looks for itself and
+ * says what is wrong. */
+static int open_backing_file(const char *device) {
+        char path[256], file[4096];
+        _cleanup_close_ int fd = -1;
+        ssize_t n;
+
+        if (strncmp(device, "/dev/", 5) == 0)
+                device += 5;
+        if (!*device || strlen(device) > 64 || strchr(device, '/') || strcmp(device, ".") == 0 ||
+            strcmp(device, "..") == 0)
+                return -1;
+        /* MAJ:MIN by its link in /sys/dev/block, a name in /sys/block. */
+        if (strchr(device, ':'))
+                snprintf(path, sizeof(path), "/sys/dev/block/%s/loop/backing_file", device);
+        else
+                snprintf(path, sizeof(path), "/sys/block/%s/loop/backing_file", device);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -1;
+        n = read_retry(fd, file, sizeof(file) - 1);
+        if (n <= 0)
+                return -1;
+        file[n] = 0;
+        file[strcspn(file, "\n")] = 0;
+        return open(file, O_PATH | O_CLOEXEC);
+}
+
+/* Opens what key names: a pidfd for "pid", the directory for "cgroup",
+ * the backing file for "device". 0 and fd -1 to send the key as it is;
+ * else *ret_fd_key is the key that names the fd. */
+static int open_key(Transport *t, const char *key, json_object *v, int *ret_fd, const char **ret_fd_key) {
         _cleanup_free_ char *msg = NULL;
         int fd;
 
         *ret_fd = -1;
+        *ret_fd_key = strcmp(key, "pid") == 0 ? "pidfd" : strcmp(key, "cgroup") == 0 ? "cgroup_fd" : "backing_fd";
         if (strcmp(key, "pid") == 0 && json_object_is_type(v, json_type_int)) {
                 int64_t pid = json_object_get_int64(v);
 
@@ -151,6 +187,10 @@ static int open_key(Transport *t, const char *key, json_object *v, int *ret_fd) 
                                 return -ENOMEM;
                         return transport_set_error(t, "BadScope", msg);
                 }
+        } else if (strcmp(key, "device") == 0 && json_object_is_type(v, json_type_string)) {
+                fd = open_backing_file(json_object_get_string(v));
+                if (fd < 0)
+                        return 0;
         } else
                 return 0;
         *ret_fd = fd;
@@ -167,24 +207,28 @@ int transport_request_fds(Transport *t, json_object *request, json_object **ret,
         if (!p)
                 return -ENOMEM;
         json_object_object_foreach(request, k, v) {
+                const char *fd_key;
                 int fd;
 
-                r = open_key(t, k, v, &fd);
+                r = open_key(t, k, v, &fd, &fd_key);
                 if (r < 0)
                         break;
-                if (fd < 0) {
+                /* A device goes by name as well: its backing file only
+                 * shows that it is the caller's. */
+                if (fd < 0 || strcmp(k, "device") == 0) {
                         r = json_add(p, k, json_object_get(v));
                         if (r < 0)
                                 break;
-                        continue;
                 }
+                if (fd < 0)
+                        continue;
                 if (n >= TRANSPORT_FDS_MAX) {
                         close(fd);
                         r = -E2BIG;
                         break;
                 }
                 fds[n] = fd;
-                r = json_add_i64(p, strcmp(k, "pid") == 0 ? "pidfd" : "cgroup_fd", (int64_t) n++);
+                r = json_add_i64(p, fd_key, (int64_t) n++);
                 if (r < 0)
                         break;
         }

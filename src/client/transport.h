@@ -105,8 +105,8 @@ int transport_list_functions(Transport *t, const char *pattern, json_object **re
 
 /* Arms an injection. request holds the request keys of the API docs; a
  * "pid" goes as a "pidfd" and a "cgroup" path as a "cgroup_fd", both
- * opened here, where the number and the path mean what the user meant
- * (transport_request_fds()). Unless the request says "detach": true, the injection lasts as
+ * opened here, where the number and the path mean what the user meant,
+ * and a loop "device" with a "backing_fd" (transport_request_fds()). Unless the request says "detach": true, the injection lasts as
  * long as t. Returns the id, deadline and injection document; each
  * ret_ is optional. */
 int transport_inject(Transport *t, json_object *request, char **ret_id, uint64_t *ret_expires_usec,
@@ -138,7 +138,9 @@ int transport_new(const TransportOps *ops, void *data, bool interactive, Transpo
  * becomes "pidfd" and a "cgroup" path "cgroup_fd", the index of an fd
  * opened here, in fds[0..*ret_n_fds): a pid number and a path mean
  * something else in the daemon's namespaces, a pidfd and a directory fd do
- * not. Where the kernel has no pidfd_open() (before 5.3) the pid goes as
+ * not. A "device" that is a loop device stays, and gains "backing_fd", its
+ * backing file opened here (O_PATH), which shows the daemon whose it is
+ * (none when there is no such file to open: the daemon says why). Where the kernel has no pidfd_open() (before 5.3) the pid goes as
  * is. The caller closes the fds; on failure none is left open. -EREMOTEIO
  * (with the error recorded as the daemon's would be) for a pid that names
  * no process or a cgroup that cannot be opened. */

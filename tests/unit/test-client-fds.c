@@ -5,9 +5,11 @@
  * to a daemon whose Inject takes no fds (InvalidParameter "fds"), the
  * number and the path again. The daemon is a Varlink server in a thread
  * of this test that records what it got.
- * --device goes as its name, unresolved and without fds: the daemon
- * looks it up in /sys/block, which no namespace of the caller's changes;
- * a second scope option is refused before anything is sent.
+ * --device goes as its name, unresolved: the daemon looks it up in
+ * /sys/block, which no namespace of the caller's changes (a loop device's
+ * also brings its backing file's fd, "backing_fd": the VM scenario
+ * device-scope shows that); a second scope option is refused before
+ * anything is sent.
  *
  *   test-client-fds PATH-TO-INJECTCTL */
 
@@ -179,7 +181,7 @@ int main(int argc, char **argv) {
         (void) rmdir(cgroup);
 
         /* --device: the name as given, with its scope; /dev/ is the
-         * daemon's to strip, never opened here. */
+         * daemon's to strip, the path never opened. */
         ASSERT_EQ(run_against(argv[1], true, (char *[]) { (char *) "--device", (char *) "/dev/loop3" }, 2), 0);
         ASSERT_EQ(seen.calls, 1);
         ASSERT_NOT_NULL(strstr(seen.params, "\"scope\":\"device\""));
