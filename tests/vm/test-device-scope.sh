@@ -192,8 +192,11 @@ refused() {
     assert_eq 0 "$(injections_left)" "injections armed after alice's try on $what"
 }
 bio=(should_fail_bio --error EIO)
-refused "bob's loop device" '(ScopeNotOwned|ScopeNotAllowed|NotAllowed)' "${bio[@]}" --device "$LB"
-refused "bob's loop device as MAJ:MIN, over Varlink" '(ScopeNotOwned|ScopeNotAllowed|NotAllowed)' \
+# How a device that is not hers is refused: no rule grants foreign-device
+# and polkit does not give her inject-global.
+FOREIGN='(ScopeNotOwned|ScopeNotAllowed|NotAllowed|NotAuthorized)'
+refused "bob's loop device" '$FOREIGN' "${bio[@]}" --device "$LB"
+refused "bob's loop device as MAJ:MIN, over Varlink" '$FOREIGN' \
     "${bio[@]}" --device "$(cat "/sys/block/$B/dev")"
 refused "a device scope on should_failslab" BadScope should_failslab --error ENOMEM --device "$LA"
 [[ ! -e /sys/block/loop99 ]] || fail "loop99 exists: the test needs a loop device that does not"
@@ -217,6 +220,58 @@ wait_until 120 test -e "/sys/block/${LP#/dev/}/${LP#/dev/}p1"
 refused "a partition of her loop device" BadScope "${bio[@]}" --device "${LP#/dev/}p1"
 refused "a partition of her loop device, as MAJ:MIN" BadScope "${bio[@]}" \
     --device "$(cat "/sys/block/${LP#/dev/}/${LP#/dev/}p1/dev")"
+
+# ---- backing files the daemon cannot see: images on a tmpfs mounted in
+# a mount namespace of their own, as a container's files are. The path
+# sysfs gives names nothing in the daemon's mount namespace, or (where
+# alice put a decoy of hers) another file. injectctl opens the path where
+# she runs and sends the file (backing_fd), which the daemon checks by
+# identity: her image is hers, bob's is not, whatever the path shows.
+mkdir -p "$W/private"
+chown alice:alice "$W/private"
+unshare -m --propagation private bash -c \
+    'mount -t tmpfs -o size=16m,mode=0755 none "$1" && echo ready && exec sleep 1000' _ "$W/private" >"$W/ns.out" &
+ns_pid=$!
+at_exit kill "$ns_pid"
+wait_until 120 grep -q ready "$W/ns.out"
+private() { nsenter -t "$ns_pid" -m -- "$@"; }
+private_alice() { private setpriv --reuid=alice --regid=alice --init-groups --inh-caps=-all -- "$@"; }
+for f in c d; do
+    private truncate -s 4M "$W/private/$f.img"
+done
+private chown alice:alice "$W/private/c.img"
+private chown bob:bob "$W/private/d.img"
+LC=$(private losetup --show -f "$W/private/c.img") || fail "losetup of the private c.img failed"
+at_exit losetup -d "$LC"
+LD=$(private losetup --show -f "$W/private/d.img") || fail "losetup of the private d.img failed"
+at_exit losetup -d "$LD"
+as alice touch "$W/private/d.img"       # the decoy, in the daemon's view
+log "private images: $LC ($(cat "/sys/block/${LC#/dev/}/loop/backing_file")), $LD"
+for T in "" --varlink; do
+    id=$(private_alice "$INJECTCTL" $T inject "${bio[@]}" --device "$LC" --for 1min --detach) ||
+        fail "alice could not arm her loop device on a file the daemon cannot see (${T:-D-Bus})"
+    assert_eq "device:${LC#/dev/}" "$("$INJECTCTL" show "$id" --json | jq -r .scope)" "the scope of $LC"
+    "$INJECTCTL" cancel "$id" >/dev/null
+done
+# Without the fd, by the path alone: the daemon cannot tell.
+out=$(vl alice org.injectd.Injector.Inject \
+    "{\"function\":\"should_fail_bio\",\"error\":\"EIO\",\"device\":\"${LC#/dev/}\",\"detach\":true}" 2>&1) &&
+    fail "alice's loop device was armed by a path the daemon cannot see: $out"
+assert_contains "$out" BadScope "alice's Inject on $LC without backing_fd"
+log "without backing_fd: $out"
+# bob's, whose path in the daemon's view is alice's decoy: refused with
+# the fd injectctl sends (the decoy, from her namespace; his file, from
+# the private one: neither is both the backing file and hers) and by the
+# path alone.
+refused "bob's private loop device, her decoy at its path" "$FOREIGN" "${bio[@]}" --device "$LD"
+out=$(private_alice "$INJECTCTL" inject "${bio[@]}" --device "$LD" --for 1min --detach 2>&1) &&
+    fail "alice armed bob's private loop device, sending his file: $out"
+[[ $out =~ $FOREIGN ]] || fail "alice on bob's private loop device, sending his file: expected /$FOREIGN/, saw '$out'"
+out=$(vl alice org.injectd.Injector.Inject \
+    "{\"function\":\"should_fail_bio\",\"error\":\"EIO\",\"device\":\"${LD#/dev/}\",\"detach\":true}" 2>&1) &&
+    fail "bob's private loop device was armed for alice by her decoy's path: $out"
+log "bob's private loop device, her decoy at its path, without backing_fd: $out"
+assert_eq 0 "$(injections_left)" "injections armed after alice's tries on $LD"
 
 # ---- the disk as attached: alice's injection is armed on $LA; root
 # detaches it and attaches bob's image in its place (same number, a new
@@ -242,7 +297,7 @@ log "alice's injection on the old $LA: injected $before after the detach, $after
 assert_eq "$before" "$after" "faults of alice's injection on the old $LA during bob's I/O on the new one"
 # And $LA is bob's now: hers to name no more.
 as alice "$INJECTCTL" cancel "$id" >/dev/null 2>&1 || true
-refused "$LA, attached to bob's image now" '(ScopeNotOwned|ScopeNotAllowed|NotAllowed)' "${bio[@]}" --device "$LA"
+refused "$LA, attached to bob's image now" '$FOREIGN' "${bio[@]}" --device "$LA"
 
 umount "$MA"
 assert_eq 0 "$(injections_left)" "injections left"
