@@ -195,8 +195,8 @@ bio=(should_fail_bio --error EIO)
 # How a device that is not hers is refused: no rule grants foreign-device
 # and polkit does not give her inject-global.
 FOREIGN='(ScopeNotOwned|ScopeNotAllowed|NotAllowed|NotAuthorized)'
-refused "bob's loop device" '$FOREIGN' "${bio[@]}" --device "$LB"
-refused "bob's loop device as MAJ:MIN, over Varlink" '$FOREIGN' \
+refused "bob's loop device" "$FOREIGN" "${bio[@]}" --device "$LB"
+refused "bob's loop device as MAJ:MIN" "$FOREIGN" \
     "${bio[@]}" --device "$(cat "/sys/block/$B/dev")"
 refused "a device scope on should_failslab" BadScope should_failslab --error ENOMEM --device "$LA"
 [[ ! -e /sys/block/loop99 ]] || fail "loop99 exists: the test needs a loop device that does not"
@@ -297,7 +297,7 @@ log "alice's injection on the old $LA: injected $before after the detach, $after
 assert_eq "$before" "$after" "faults of alice's injection on the old $LA during bob's I/O on the new one"
 # And $LA is bob's now: hers to name no more.
 as alice "$INJECTCTL" cancel "$id" >/dev/null 2>&1 || true
-refused "$LA, attached to bob's image now" '$FOREIGN' "${bio[@]}" --device "$LA"
+refused "$LA, attached to bob's image now" "$FOREIGN" "${bio[@]}" --device "$LA"
 
 umount "$MA"
 assert_eq 0 "$(injections_left)" "injections left"
