@@ -125,12 +125,14 @@ wait_until 120 grep -q '"watching"' "$events"
 
 # faults JQ-FILTER: how many of the fault events so far pass JQ-FILTER.
 faults() { jq -s "[.[] | select(.type == \"fault\") | select($1)] | length" "$events"; }
+# has_fault JQ-FILTER: whether one has (for wait_until).
+has_fault() { (($(faults "$1") > 0)); }
 
 # (1) Writeback by the kernel: root's syncfs hands alice's dirty pages to
 # the flusher, a kworker, which submits their bios. syncfs reports the
 # write error or not (its errseq); either is fine here.
 sync -f "$MA" 2>/dev/null || true
-wait_until 120 test "$(faults '.comm | startswith("kworker")')" -gt 0
+wait_until 120 has_fault '.comm | startswith("kworker")'
 log "faults in kernel threads: $(jq -r 'select(.type == "fault") | .comm' "$events" | sort | uniq -c | tr -s ' \n' ' ')"
 
 # (2) At the same moment, alice's own I/O on her device and bob's on his:
@@ -153,7 +155,7 @@ assert_eq "write 1 read 1" "$(grep -E '^(write|read) ' "$W/alice.out" | tr '\n' 
 assert_eq "write 0" "$(head -n1 "$W/bob.out")" "bob's write with fsync, during alice's faults"
 assert_eq "$sum" "$(sed -n 2p "$W/bob.out")" "bob's file read back with O_DIRECT, during alice's faults"
 [[ ! -s $W/bob.err ]] || fail "bob's I/O complained: $(cat "$W/bob.err")"
-wait_until 120 test "$(faults '.comm == "dd"')" -gt 0
+wait_until 120 has_fault '.comm == "dd"'
 
 # Counters: every fault the injection counts is an event, or counted as
 # suppressed (the event rate); and it counts at least alice's failures.
