@@ -133,7 +133,7 @@ has_fault() { (($(faults "$1") > 0)); }
 # write error or not (its errseq); either is fine here.
 sync -f "$MA" 2>/dev/null || true
 wait_until 120 has_fault '.comm | startswith("kworker")'
-log "faults in kernel threads: $(jq -r 'select(.type == "fault") | .comm' "$events" | sort | uniq -c | tr -s ' \n' ' ')"
+log "faults after root's syncfs, by comm: $(jq -r 'select(.type == "fault") | .comm' "$events" | sort | uniq -c | tr -s ' \n' ' ')"
 
 # (2) At the same moment, alice's own I/O on her device and bob's on his:
 # hers fails, his is untouched, data and all.
@@ -231,10 +231,14 @@ refused "a partition of her loop device, as MAJ:MIN" BadScope "${bio[@]}" \
 # identity: her image is hers, bob's is not, whatever the path shows.
 mkdir -p "$W/private"
 chown alice:alice "$W/private"
+# The namespace starts as a copy of this one: it lets go of the loop
+# devices' file systems at once, or they would stay mounted there and
+# their devices busy.
 unshare -m --propagation private bash -c \
-    'mount -t tmpfs -o size=16m,mode=0755 none "$1" && echo ready && exec sleep 1000' _ "$W/private" >"$W/ns.out" &
+    'umount "$2" "$3" && mount -t tmpfs -o size=16m,mode=0755 none "$1" && echo ready && exec sleep 1000' \
+    _ "$W/private" "$MA" "$MB" >"$W/ns.out" &
 ns_pid=$!
-at_exit kill "$ns_pid"
+at_exit eval "kill $ns_pid 2>/dev/null || true"
 wait_until 120 grep -q ready "$W/ns.out"
 private() { nsenter -t "$ns_pid" -m -- "$@"; }
 private_alice() { private setpriv --reuid=alice --regid=alice --init-groups --inh-caps=-all -- "$@"; }
@@ -274,6 +278,9 @@ out=$(vl alice org.injectd.Injector.Inject \
     fail "bob's private loop device was armed for alice by her decoy's path: $out"
 log "bob's private loop device, her decoy at its path, without backing_fd: $out"
 assert_eq 0 "$(injections_left)" "injections armed after alice's tries on $LD"
+# The loop devices hold their files (and the tmpfs) from here on.
+kill "$ns_pid"
+wait "$ns_pid" || true
 
 # ---- the disk as attached: alice's injection is armed on $LA; root
 # detaches it and attaches bob's image in its place (same number, a new
