@@ -440,7 +440,7 @@ __noinline int find_process_scope(__u32 site, const struct inject_tag *tag, stru
 __noinline int find_cgroup_scope(__u32 site, __u32 levels, struct inject_scope_val *out)
 {
         struct inject_scope_key key = { .kind = INJECT_SCOPE_CGROUP };
-        struct inject_scope_val *v;
+        struct inject_scope_val *v = NULL;
         void *scopes;
 
         if (!out)
@@ -455,12 +455,16 @@ __noinline int find_cgroup_scope(__u32 site, __u32 levels, struct inject_scope_v
                 if (!key.id)
                         continue;
                 v = bpf_map_lookup_elem(scopes, &key);
-                if (v) {
-                        *out = *v;
-                        return 1;
-                }
+                if (v)
+                        break;
         }
-        return 0;
+        /* Copied once, after the loop: the verifier walks the copy once
+         * instead of once per level (the level is dead here, so the exits
+         * converge). */
+        if (!v)
+                return 0;
+        *out = *v;
+        return 1;
 }
 
 /* The disk a call is about, by its diskseq (0: none, or unreadable). */
