@@ -105,12 +105,13 @@ struct {
  * once, on its own, instead of once per path that reaches it. */
 
 /* Whether x < y, unsigned, without a branch: the borrow out of x - y
- * (Hacker's Delight, 2-13). The verifier follows a branch both ways and
- * tracks the result it sets as exact, so a `found |= x < y` per frame
- * doubled the paths at each of the 32 frames, and the caller filter cost
- * most of what the verifier did for the whole program (38,000 of 46,000
- * instructions). The barrier keeps the compiler from turning this back
- * into a comparison, which on BPF is a branch. */
+ * (Hacker's Delight, "Comparison Predicates"). The verifier follows a
+ * branch both ways and keeps the flag it sets exact (a later branch
+ * decides on it), so a `found |= x < y` per frame forked the path at each
+ * of the 32 frames: the caller filter was most of what the verifier did
+ * for the whole program (38,000 of 46,000 instructions; docs/engine.md,
+ * "Argument filters"). The barrier keeps the compiler from turning this
+ * back into a comparison, which on BPF is a branch. */
 static __always_inline __u64 less_than(__u64 x, __u64 y)
 {
         __u64 d = x - y;
