@@ -123,12 +123,12 @@ static int parse(PendingRequest *p, json_object *request, const int *fds, size_t
                 r = take_fd(fds, n_fds, "backing_fd", p->req.backing_fd_index, &p->req.backing_fd, err);
         if (r < 0)
                 return r;
-        /* Said now rather than found out at the first fault: the shipped
-         * unit gives the daemon no /dev/kmsg (PrivateDevices=yes). */
+        /* Said now rather than found out at the first fault: a unit may
+         * give the daemon no /dev/kmsg (PrivateDevices=yes, DeviceAllow=). */
         if (p->req.kernel_log && access("/dev/kmsg", W_OK) < 0)
                 return inject_error_set(err, -errno, INJECT_ERROR_UNAVAILABLE,
                                         "Kernel log records need /dev/kmsg, which this daemon cannot write (%m; "
-                                        "injectd.service runs it with PrivateDevices=yes)");
+                                        "its unit must allow it: DeviceAllow=/dev/kmsg w)");
         return engine_check(p->manager->engine, &(InjectSpec) { .function = p->req.function,
                                                                 .retval = p->req.retval,
                                                                 .backend = p->req.backend,

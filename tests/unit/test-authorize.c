@@ -463,6 +463,51 @@ static void test_policy_foreign(void) {
         policy_dir_free(dir);
 }
 
+/* A foreign device: only a "foreign-device" rule whose "devices" name it;
+ * such a rule grants the caller's own devices too. */
+static void test_policy_foreign_device(void) {
+        _cleanup_free_ char *text = NULL;
+        char *dir;
+        Policy *p = NULL;
+        Caller c = caller_of(test_uid(), own_pid());
+        PolicyVerdict v = {};
+        InjectError err = {};
+        InjectRequest req = { .function = (char *) "should_fail_bio", .retval = -5, .is_errno = true, .cgroup_fd = -1,
+                              .pidfd = -1, .backing_fd = -1, .device = (char *) "nvme1n1" };
+
+        ASSERT_TRUE(asprintf(&text,
+                "{ \"rules\": [\n"
+                "  { \"name\": \"scratch\", \"users\": [%u], \"functions\": [\"should_fail_bio\"],\n"
+                "    \"errors\": [\"EIO\"], \"scopes\": [\"foreign-device\"], \"devices\": [\"nvme1n*\", \"sdb\"],\n"
+                "    \"max-duration\": \"5min\", \"max-active\": 1 }\n"
+                "] }\n", (unsigned) test_uid()) > 0);
+        dir = policy_dir_new(text);
+        ASSERT_OK(policy_glue_load((const char *const[]) { dir, NULL }, &p));
+
+        ASSERT_OK(policy_glue_check(p, &c, &req, INJECT_SCOPE_DEVICE, true, &v, &err));
+        ASSERT_STREQ(v.rule, "scratch");
+        policy_verdict_done(&v);
+        req.device = (char *) "sdb";
+        ASSERT_OK(policy_glue_check(p, &c, &req, INJECT_SCOPE_DEVICE, true, &v, &err));
+        policy_verdict_done(&v);
+        /* Own devices (a loop device on the caller's file): granted too. */
+        req.device = (char *) "loop0";
+        ASSERT_OK(policy_glue_check(p, &c, &req, INJECT_SCOPE_DEVICE, false, &v, &err));
+        policy_verdict_done(&v);
+        /* A device the list does not name: refused, saying so. */
+        err = (InjectError) {};
+        ASSERT_RET(policy_glue_check(p, &c, &req, INJECT_SCOPE_DEVICE, true, &v, &err), -EACCES);
+        ASSERT_STREQ(err.name, POLICY_ERROR_SCOPE_NOT_ALLOWED);
+        ASSERT_NOT_NULL(strstr(err.message, "does not grant device 'loop0'"));
+        err = (InjectError) {};
+        req.device = NULL;
+        ASSERT_RET(policy_glue_check(p, &c, &req, INJECT_SCOPE_DEVICE, true, &v, &err), -EACCES);
+        ASSERT_EQ(policy_rule(p, 0)->scopes, (1u << POLICY_SCOPE_DEVICE) | (1u << POLICY_SCOPE_FOREIGN_DEVICE));
+
+        policy_glue_free(p);
+        policy_dir_free(dir);
+}
+
 /* Rules by cgroup see the Caller's cgroup; the verdict says so, and an
  * unprivileged uid 0 (root in a container) is decided like anyone. */
 static void test_policy_cgroup(void) {
@@ -541,6 +586,7 @@ int main(void) {
         TEST_RUN(test_own_cgroup);
         TEST_RUN(test_policy_check);
         TEST_RUN(test_policy_foreign);
+        TEST_RUN(test_policy_foreign_device);
         TEST_RUN(test_policy_cgroup);
         return 0;
 }

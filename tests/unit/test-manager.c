@@ -133,6 +133,16 @@ static void test_request_refusals(void) {
                 { "{\"function\": \"__x64_sys_openat\", \"error\": \"ENOENT\", \"probability\": 101}", "InvalidArgument" },
                 { "{\"function\": \"__x64_sys_openat\", \"error\": \"ENOENT\", \"callers\": \"f\"}", "InvalidArgument" },
                 { "[\"__x64_sys_openat\"]", "InvalidArgument" },
+                /* Device scopes: the keys that go together. */
+                { "{\"function\": \"should_failslab\", \"error\": \"ENOMEM\", \"scope\": \"device\"}", "InvalidArgument" },
+                { "{\"function\": \"should_failslab\", \"error\": \"ENOMEM\", \"scope\": \"process\", \"device\": \"loop0\"}", "InvalidArgument" },
+                { "{\"function\": \"should_failslab\", \"error\": \"ENOMEM\", \"backing_fd\": 0}", "InvalidArgument" },
+                { "{\"function\": \"should_failslab\", \"error\": \"ENOMEM\", \"device\": 7}", "InvalidArgument" },
+                { "{\"function\": \"should_failslab\", \"error\": \"ENOMEM\", \"device\": \"\"}", "InvalidArgument" },
+                /* An fd index the call did not bring. */
+                { "{\"function\": \"should_failslab\", \"error\": \"ENOMEM\", \"device\": \"loop0\", \"backing_fd\": 0}", "InvalidArgument" },
+                /* A function whose arguments name no device, and names that are none. */
+                { "{\"function\": \"should_failslab\", \"error\": \"ENOMEM\", \"device\": \"loop0\"}", "BadScope" },
                 /* The function and value are the engine's to judge. */
                 { "{\"function\": \"no_such_function\", \"error\": \"ENOENT\"}", "NotInjectable" },
                 { "{\"function\": \"should_fail_alloc_page\", \"error\": \"ENOMEM\"}", "BadValue" },

@@ -11,7 +11,11 @@
 #     caller filter (which needs CAP_SYSLOG for /proc/kallsyms);
 #   - the daemon has a mount namespace of its own, yet its bpffs pins are
 #     the host's: visible from outside while an injection is armed, gone
-#     once it is cancelled.
+#     once it is cancelled;
+#   - the devices the unit lets it open (DeviceAllow=): alice's device
+#     scope on a loop device of hers (the daemon asks the device for its
+#     backing file, which her fd shows is hers: PrivateTmp= hides the
+#     path from the daemon), and a kernel log record in /dev/kmsg.
 # Run with: tests/vm/run --systemd -- bash tests/vm/test-systemd-hardening.sh
 # shellcheck source=tests/vm/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -126,6 +130,30 @@ start_loop eventfd 2
     --for 2min --detach >/dev/null
 release_loop
 assert_eq "ENOMEM ENOMEM" "$LOOP_RESULTS" "eventfd results under should_failslab, caller __x64_sys_eventfd2"
+"$INJECTCTL" cancel --all >/dev/null
+
+log "devices: alice's loop device as a device scope, a kernel log record"
+systemd_users
+cat >/etc/injectd/policy.d/20-hardening-devices.json <<'EOF'
+{ "rules": [ { "name": "hardening-devices", "groups": ["injectd"],
+               "functions": ["should_fail_bio"], "errors": ["EIO"], "scopes": ["device"],
+               "max-duration": "10min", "max-active": 2, "kernel-log": true } ] }
+EOF
+at_exit rm -f /etc/injectd/policy.d/20-hardening-devices.json
+"$INJECTCTL" reload-policy >/dev/null
+img=$(mktemp /tmp/hardening-img.XXXXXX)
+truncate -s 16M "$img"
+chown alice "$img"
+loopdev=$(losetup -f --show "$img") || fail "losetup of alice's image failed"
+at_exit losetup -d "$loopdev"
+records() { dmesg | grep -c 'FAULT_INJECTION: forcing a failure' || true; }
+before=$(records)
+inj=$(as alice "$INJECTCTL" inject should_fail_bio --error EIO --device "$loopdev" --kernel-log 1 \
+    --for 2min --detach --json) || fail "alice's device scope on her own $loopdev was refused: $inj"
+assert_eq "device:${loopdev#/dev/}" "$(jq -r .scope <<<"$inj")" "the injection's scope"
+dd if=/dev/zero of="$loopdev" bs=4k count=1 oflag=direct 2>/dev/null &&
+    fail "a write to $loopdev did not fail under alice's device scope"
+wait_until 120 test "$(records)" -gt "$before"
 "$INJECTCTL" cancel --all >/dev/null
 assert_eq 0 "$("$INJECTCTL" list --all --json | jq length)" "injections left"
 
