@@ -36,19 +36,40 @@ def _usec(seconds: Optional[float]) -> Optional[int]:
     return max(1, int(round(seconds * USEC_PER_SEC)))
 
 
+def open_backing_file(device: str, sys_root: str = "/sys") -> Optional[int]:
+    """An O_PATH fd of the backing file of the loop device that device
+    names ("loop3", "/dev/loop3", "7:3"), opened where this process runs,
+    for Inject's backing_fd: it shows the daemon the device is the
+    caller's when the daemon cannot see the file by its path (another
+    mount namespace). None when there is none to open (not a loop device,
+    a name the daemon refuses, nothing attached): the daemon then looks
+    for itself and says what is wrong."""
+    name = device[len("/dev/"):] if device.startswith("/dev/") else device
+    if not name or "/" in name or name in (".", ".."):
+        return None
+    where = "dev/block" if ":" in name else "block"
+    try:
+        with open(os.path.join(sys_root, where, name, "loop", "backing_file")) as f:
+            path = f.readline().rstrip("\n")
+        return os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return None
+
+
 def inject_parameters(function: str, error: Union[str, int, None] = None, *,
                       retval: Optional[int] = None, duration: Optional[float] = None,
                       scope: Optional[str] = None, pid: Optional[int] = None,
                       pidfd: Optional[int] = None, cgroup: Optional[str] = None,
                       cgroup_fd: Optional[int] = None, device: Optional[str] = None,
-                      comm: Optional[str] = None,
+                      backing_fd: Optional[int] = None, comm: Optional[str] = None,
                       callers: Optional[Sequence[str]] = None, after: Optional[int] = None,
                       every: Optional[int] = None, times: Optional[int] = None,
                       probability: Optional[float] = None, backend: Optional[str] = None,
                       detach: bool = False, interactive: bool = False):
     """The parameters of an Inject call and the fds it sends, as
-    (parameters, fds). pidfd and cgroup_fd are file descriptors of this
-    process; they are sent with the call and named by their index. Only
+    (parameters, fds). pidfd, cgroup_fd and backing_fd are file
+    descriptors of this process; they are sent with the call and named by
+    their index. Only
     what the caller gave goes in: the daemon applies its own defaults and
     checks everything (a bad value comes back as InvalidArgument). device
     names a whole disk ("loop3", "/dev/loop3", "7:3") as the daemon
@@ -63,7 +84,7 @@ def inject_parameters(function: str, error: Union[str, int, None] = None, *,
         params["retval"] = retval
     if duration is not None:
         params["duration_usec"] = _usec(duration)
-    for key, fd in (("pidfd", pidfd), ("cgroup_fd", cgroup_fd)):
+    for key, fd in (("pidfd", pidfd), ("cgroup_fd", cgroup_fd), ("backing_fd", backing_fd)):
         if fd is not None:
             params[key] = len(fds)
             fds.append(fd)
@@ -235,7 +256,12 @@ class Fault:
             raise RuntimeError("this fault is armed already")
         if not any(k in self.kwargs for k in ("scope", "cgroup", "cgroup_fd", "device")):
             self.kwargs["scope"] = "process"
-        pidfd = None
+        pidfd = backing_fd = None
+        if "device" in self.kwargs and "backing_fd" not in self.kwargs:
+            # As injectctl does: the daemon may not see the file by its path.
+            backing_fd = open_backing_file(self.kwargs["device"])
+            if backing_fd is not None:
+                self.kwargs["backing_fd"] = backing_fd
         if self.kwargs.get("scope") == "process" and "pid" not in self.kwargs and "pidfd" not in self.kwargs:
             # The calling process tree, named by pidfd: a pid number means
             # another process in another pid namespace.
@@ -258,6 +284,9 @@ class Fault:
             if pidfd is not None:
                 os.close(pidfd)
                 del self.kwargs["pidfd"]
+            if backing_fd is not None:
+                os.close(backing_fd)
+                del self.kwargs["backing_fd"]
         self.id = reply["id"]
         self.document = reply.get("injection") or {}
         return self

@@ -11,6 +11,7 @@ import pathlib
 import re
 import socket
 import sys
+import tempfile
 import threading
 import unittest
 
@@ -18,7 +19,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 import injectd  # noqa: E402
 from injectd import errors, varlink  # noqa: E402
-from injectd.client import Client, Fault, inject_parameters  # noqa: E402
+from injectd.client import Client, Fault, inject_parameters, open_backing_file  # noqa: E402
 from injectd.support import check_support  # noqa: E402
 
 DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs" / "varlink-api.md"
@@ -70,7 +71,6 @@ class FakeServer:
 
 class Base(unittest.TestCase):
     def setUp(self):
-        import tempfile
         self._tmp = tempfile.TemporaryDirectory()
         self.tmpdir = self._tmp.name
         self.addCleanup(self._tmp.cleanup)
@@ -159,6 +159,11 @@ class TestInjectParameters(unittest.TestCase):
                          ({"function": "should_fail_bio", "error": "EIO", "scope": "device",
                            "device": "/dev/loop3"}, []))
 
+    def test_device_backing_fd(self):
+        p, fds = inject_parameters("should_fail_bio", "EIO", device="loop3", backing_fd=5)
+        self.assertEqual(fds, [5])
+        self.assertEqual(p["backing_fd"], 0)
+
     def test_retval(self):
         self.assertEqual(inject_parameters("should_fail_alloc_page", retval=1)[0],
                          {"function": "should_fail_alloc_page", "retval": 1})
@@ -167,6 +172,30 @@ class TestInjectParameters(unittest.TestCase):
         for args, kw in ((("f",), {}), (("f", "EIO"), {"retval": 1}), (("f", "EIO"), {"duration": 0})):
             with self.assertRaises(ValueError, msg=(args, kw)):
                 inject_parameters(*args, **kw)
+
+
+class TestOpenBackingFile(unittest.TestCase):
+    def test_names(self):
+        # A stand-in for sysfs: loop3 (7:3) on a file, loop4 with nothing
+        # attached.
+        with tempfile.TemporaryDirectory() as root:
+            image = os.path.join(root, "alice.img")
+            open(image, "w").close()
+            os.makedirs(os.path.join(root, "block", "loop3", "loop"))
+            os.makedirs(os.path.join(root, "block", "loop4"))
+            with open(os.path.join(root, "block", "loop3", "loop", "backing_file"), "w") as f:
+                f.write(image + "\n")
+            os.makedirs(os.path.join(root, "dev", "block"))
+            os.symlink("../../block/loop3", os.path.join(root, "dev", "block", "7:3"))
+            for name in ("loop3", "/dev/loop3", "7:3"):
+                fd = open_backing_file(name, sys_root=root)
+                self.assertIsNotNone(fd, name)
+                try:
+                    self.assertEqual(os.fstat(fd).st_ino, os.stat(image).st_ino, name)
+                finally:
+                    os.close(fd)
+            for name in ("loop4", "loop9", "../block/loop3", "/dev/../loop3", "", "7:9"):
+                self.assertIsNone(open_backing_file(name, sys_root=root), name)
 
 
 class TestAgainstFakeServer(Base):
