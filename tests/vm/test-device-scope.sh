@@ -10,8 +10,9 @@
 # right there. The faults this test finds are (1) in the flusher, a
 # kworker that writes back the pages alice left dirty when root runs
 # syncfs, a kernel thread in no cgroup or process tree of alice's, and (2)
-# in alice's own dd: fsync's writeback and an O_DIRECT read. Interrupt
-# context is not shown: loop devices submit nothing from interrupts.
+# in alice's own dd: fsync's writeback and an O_DIRECT read (and root's
+# sync process, submitting her file system's metadata). Interrupt context
+# is not shown: a loop device is submitted nothing from interrupts.
 #
 # Her file system has no journal and is mounted errors=continue, so that a
 # failed write neither aborts a journal nor makes it read-only: each of
@@ -20,9 +21,13 @@
 #
 # Then the refusals, as alice: bob's loop device (foreign: no rule grants
 # it), a function whose arguments name no block device, devices that do
-# not exist, a partition, a name that is a path; and the scope is the disk
-# as attached: when root detaches her loop device and attaches bob's image
-# to the same number, her armed injection no longer fails anything there.
+# not exist, a partition, a name that is a path. Loop devices on files in
+# a mount namespace the daemon does not see: injectctl sends the backing
+# file (backing_fd), without which the daemon cannot tell, and a decoy of
+# alice's at the path of bob's file does not make his device hers. And the
+# scope is the disk as attached: when root detaches her loop device and
+# attaches bob's image to the same number, her armed injection no longer
+# fails anything there.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-daemon.sh"
 
@@ -159,6 +164,14 @@ wait_until 120 has_fault '.comm == "dd"'
 
 # Counters: every fault the injection counts is an event, or counted as
 # suppressed (the event rate); and it counts at least alice's failures.
+# The events of the last faults may still be on their way: wait until
+# they are all in before the cancel.
+caught_up() {
+    local doc
+    doc=$(as alice "$INJECTCTL" show "$id" --json) || return 1
+    (($(jq -r .faults_injected <<<"$doc") == $(faults true) + $(jq -r '.events_suppressed // 0' <<<"$doc")))
+}
+wait_until 120 caught_up
 as alice "$INJECTCTL" cancel "$id" >/dev/null
 wait_until 120 bash -c "! kill -0 $watch_pid 2>/dev/null"
 final=$(jq -c 'select(.type == "removed") | .injection' "$events")
