@@ -75,8 +75,9 @@ static int stat_backing_path(const BlockDisk *d, struct stat *st, char *why, siz
         if (stat(file, st) < 0) {
                 int r = negative_errno();
 
-                snprintf(why, why_size, "the daemon cannot see its backing file %s (%s); send it an fd of the file "
-                         "(backing_fd; injectctl does)", file, strerror(-r));
+                /* The advice first: a long path is what a short buffer cuts. */
+                snprintf(why, why_size, "the daemon cannot see its backing file (%s): send an fd of it as "
+                         "backing_fd, as injectctl does; the daemon looked at %s", strerror(-r), file);
                 return r;
         }
         return 0;

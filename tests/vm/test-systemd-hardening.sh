@@ -134,6 +134,7 @@ assert_eq "ENOMEM ENOMEM" "$LOOP_RESULTS" "eventfd results under should_failslab
 
 log "devices: alice's loop device as a device scope, a kernel log record"
 systemd_users
+mkdir -p /etc/injectd/policy.d
 cat >/etc/injectd/policy.d/20-hardening-devices.json <<'EOF'
 { "rules": [ { "name": "hardening-devices", "groups": ["injectd"],
                "functions": ["should_fail_bio"], "errors": ["EIO"], "scopes": ["device"],
@@ -150,11 +151,12 @@ records() { dmesg | grep -c 'FAULT_INJECTION: forcing a failure' || true; }
 before=$(records)
 inj=$(as alice "$INJECTCTL" inject should_fail_bio --error EIO --device "$loopdev" --kernel-log 1 \
     --for 2min --detach --json) || fail "alice's device scope on her own $loopdev was refused: $inj"
-assert_eq "device:${loopdev#/dev/}" "$(jq -r .scope <<<"$inj")" "the injection's scope"
+assert_eq "device:${loopdev#/dev/}" "$("$INJECTCTL" show "$(jq -r .id <<<"$inj")" --json | jq -r .scope)" \
+    "the injection's scope"
 dd if=/dev/zero of="$loopdev" bs=4k count=1 oflag=direct 2>/dev/null &&
     fail "a write to $loopdev did not fail under alice's device scope"
 wait_until 120 test "$(records)" -gt "$before"
-"$INJECTCTL" cancel --all >/dev/null
+as alice "$INJECTCTL" cancel --all >/dev/null
 assert_eq 0 "$("$INJECTCTL" list --all --json | jq length)" "injections left"
 
 finish
