@@ -70,26 +70,22 @@ void engine_index_invalidate(Engine *e) {
         e->index_valid = false;
 }
 
+static int index_slot_fn(Engine *e, Site *s, uint32_t idx, const struct inject_slot *slot, void *userdata) {
+        int r;
+
+        r = slot_index_add(&e->index, s->dir, s->n_slots, slot->id, idx);
+        return r == -EEXIST ? 0 : r;    /* ids are random: never twice */
+}
+
 /* Every complete site is indexed, lingering ones too: an arm asks the
  * index, not bpffs, whether a function has a site of another backend. */
 static int index_site_fn(Engine *e, Site *s, void *userdata) {
-        _cleanup_free_ struct inject_slot *v = NULL;
         int r;
 
         r = slot_index_pin_site(&e->index, s->dir, s->n_slots);
         if (r < 0)
                 return r;
-        r = site_read_slots(s, &v);
-        if (r < 0)
-                return r;
-        for (uint32_t i = 0; i < s->n_slots; i++) {
-                if (!v[i].id)
-                        continue;
-                r = slot_index_add(&e->index, s->dir, s->n_slots, v[i].id, i);
-                if (r < 0 && r != -EEXIST)      /* ids are random: never twice */
-                        return r;
-        }
-        return 0;
+        return site_each_slot(e, s, index_slot_fn, NULL);
 }
 
 /* Half-built sites are left out: nothing in them is armed. */

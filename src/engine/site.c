@@ -810,26 +810,31 @@ struct site_slot_ctx {
         void *userdata;
 };
 
-static int site_slots_fn(Engine *e, Site *s, void *userdata) {
+int site_each_slot(Engine *e, Site *s, site_slot_fn f, void *userdata) {
         _cleanup_free_ struct inject_slot *v = NULL;
-        struct site_slot_ctx *c = userdata;
         int r;
 
-        if (s->site_fd < 0)
-                return c->f(e, s, UINT32_MAX, NULL, c->userdata);
         r = site_read_slots(s, &v);
         if (r < 0)
                 return r;
         for (uint32_t i = 0; i < s->n_slots; i++) {
                 if (!v[i].id)
                         continue;
-                r = c->f(e, s, i, &v[i], c->userdata);
+                r = f(e, s, i, &v[i], userdata);
                 if (r != 0)
                         return r;
                 if (s->scopes_fd < 0)   /* f removed the whole site */
                         break;
         }
         return 0;
+}
+
+static int site_slots_fn(Engine *e, Site *s, void *userdata) {
+        struct site_slot_ctx *c = userdata;
+
+        if (s->site_fd < 0)
+                return c->f(e, s, UINT32_MAX, NULL, c->userdata);
+        return site_each_slot(e, s, c->f, c->userdata);
 }
 
 int site_foreach_slot(Engine *e, site_slot_fn f, bool want_broken, void *userdata) {

@@ -82,6 +82,8 @@ int site_foreach(Engine *e, site_fn f, bool want_broken, void *userdata);
  * does not open is passed with slot index UINT32_MAX and slot NULL. */
 typedef int (*site_slot_fn)(Engine *e, Site *s, uint32_t idx, const struct inject_slot *slot, void *userdata);
 int site_foreach_slot(Engine *e, site_slot_fn f, bool want_broken, void *userdata);
+/* The same for the live slots of one open site. */
+int site_each_slot(Engine *e, Site *s, site_slot_fn f, void *userdata);
 
 /* A site's own maps, the inner maps at its index of the outer maps. */
 typedef struct SiteMaps {
