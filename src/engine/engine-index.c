@@ -135,7 +135,14 @@ void engine_index_remove(Engine *e, uint64_t id) {
 }
 
 /* A new site, or one gone, changes what the other engines' indexes say as
- * a slot does: they read the pins again. */
+ * a slot does: they read the pins again. A site about to be pinned is told
+ * at once, not when we unlock: should this engine be killed before, the
+ * others still learn of the site, which may be left attached. */
+void engine_index_bump_now(Engine *e) {
+        e->index_changed = true;
+        engine_index_bump(e);
+}
+
 void engine_index_add_site(Engine *e, const Site *s) {
         e->index_changed = true;
         if (e->index_valid && slot_index_pin_site(&e->index, s->dir, s->n_slots) < 0)

@@ -98,11 +98,13 @@ int engine_lock_open(Engine *e);
  * then trust it until it unlocks, and syncs again at no cost.
  * engine_index_add()/_remove() record the injections this engine armed or
  * removed, engine_index_add_site()/_remove_site() the sites it pinned or
- * unpinned; the generation is bumped for the others by engine_unlock(). */
+ * unpinned; the generation is bumped for the others by engine_unlock(), or
+ * by engine_index_bump_now() before a site is pinned. */
 int engine_index_sync(Engine *e);
 void engine_index_invalidate(Engine *e);
 void engine_index_add(Engine *e, const char *dir, uint32_t n_slots, uint64_t id, uint32_t slot);
 void engine_index_remove(Engine *e, uint64_t id);
+void engine_index_bump_now(Engine *e);
 void engine_index_add_site(Engine *e, const struct Site *s);
 void engine_index_remove_site(Engine *e, const char *dir);
 void engine_index_bump(Engine *e);

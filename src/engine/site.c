@@ -599,6 +599,7 @@ int site_create(Engine *e, const char *function, Backend b, const char *dir, Sit
                                         strerror(-r));
         if (mkdir(e->sites_dir, 0700) < 0 && errno != EEXIST)
                 return negative_errno();
+        engine_index_bump_now(e);
 
         t = now_usec(CLOCK_MONOTONIC);
         if (b == BACKEND_FMOD_RET && site_cache_reattach(e, function, b, dir)) {
@@ -635,6 +636,8 @@ pinned:
         r = site_open(dir, ret);
         if (r >= 0)
                 engine_index_add_site(e, ret);
+        else
+                engine_index_invalidate(e);     /* pinned, and not known */
         return r;
 
 fail:
