@@ -35,6 +35,7 @@ struct Engine {
         char *events_path;
         char *tags_path;
         int lock_fd;
+        bool locked;                    /* this engine holds the engine lock */
         int events_fd;
         int tags_fd;
         char *outer_path[_SITE_MAP_MAX];
@@ -65,8 +66,6 @@ struct Engine {
          * live process-scope roots (scope-roots.c) */
         ScopeRoot *observe_roots;
         size_t n_observe_roots;
-
-        bool locked;                    /* this engine holds the engine lock */
 
         /* engine-index.c's: where the pinned sites and injections are */
         SlotIndex index;
