@@ -41,6 +41,17 @@ KPROBES=/sys/kernel/debug/kprobes/list
 inject() { root_inject "$1" "$2" "$3" "$4"; }   # FUNCTION ERROR BACKEND PID: prints the id
 cancel() { root_cancel "$1"; }
 link_id() { bpftool link show pinned "$PINS/$1/link" --json | jq -r .id; }
+# refuse_fmod_ret FUNCTION WHAT: an fmod_ret request on FUNCTION is refused
+# beside WHAT, a kprobe site with injections armed, saying why.
+refuse_fmod_ret() {
+    local out
+    out=$("$VARLINK_CALL" "$SOCKET" org.injectd.Injector.Inject \
+        "{\"function\":\"$1\",\"error\":\"ENOENT\",\"backend\":\"fmod_ret\",\"scope\":\"process\",\"pid\":$$,\"detach\":true,\"duration_usec\":300000000}") &&
+        fail "an fmod_ret Inject on $1 was armed beside $2: $out"
+    assert_contains "$out" "BackendUnavailable" "the refusal of fmod_ret beside $2"
+    assert_contains "$out" "armed through the kprobe backend" "the refusal's reason beside $2"
+    [[ ! -e $PINS/fmod_ret-$1 ]] || fail "the refused fmod_ret request left a site of $1 beside $2"
+}
 kprobe_on() { grep -qw "$1" "$KPROBES"; }
 stat_is() { # STATS FIELD VALUE WHAT
     assert_eq "$3" "$(jq -r ".$2" <<<"$1")" "$4 ($2)"
@@ -149,12 +160,7 @@ id=$(inject $G ENOENT kprobe "$FIXTURE_PID")
 release_fixture
 assert_eq "ENOENT ENOENT" "$FIXTURE_RESULTS" "openat results through kprobe, after G's fmod_ret site lingered"
 # While that one is armed, a request that names fmod_ret is refused, saying why.
-out=$("$VARLINK_CALL" "$SOCKET" org.injectd.Injector.Inject \
-    "{\"function\":\"$G\",\"error\":\"ENOENT\",\"backend\":\"fmod_ret\",\"scope\":\"process\",\"pid\":$$,\"detach\":true,\"duration_usec\":300000000}") &&
-    fail "an fmod_ret Inject on $G was armed beside its armed kprobe site: $out"
-assert_contains "$out" "BackendUnavailable" "the refusal of fmod_ret beside an armed kprobe site"
-assert_contains "$out" "armed through the kprobe backend" "the refusal's reason"
-[[ ! -e $PINS/fmod_ret-$G ]] || fail "the refused fmod_ret request left a site of $G"
+refuse_fmod_ret $G "its armed kprobe site"
 cancel "$id"
 stat_is "$(engine_stats)" sites_lingering 2 "sites lingering before the daemon stops"
 # And one still armed, which the stop cancels: its site must not linger.
@@ -230,14 +236,6 @@ check_clean
 # from the pins: it must know the daemon's lingering site (pinned, with no
 # injection), and cut it. The daemon must learn of the site injectd-engine
 # pinned, and know the site it adopted at its start.
-refuse_fmod_ret() {     # FUNCTION WHAT
-    local out
-    out=$("$VARLINK_CALL" "$SOCKET" org.injectd.Injector.Inject \
-        "{\"function\":\"$1\",\"error\":\"ENOENT\",\"backend\":\"fmod_ret\",\"scope\":\"process\",\"pid\":$$,\"detach\":true,\"duration_usec\":300000000}") &&
-        fail "an fmod_ret Inject on $1 was armed beside $2: $out"
-    assert_contains "$out" "armed through the kprobe backend" "the refusal of fmod_ret beside $2"
-    [[ ! -e $PINS/fmod_ret-$1 ]] || fail "the refused fmod_ret request left a site of $1 beside $2"
-}
 start_injectd --site-linger=10min
 start_fixture openat 1 /etc/hostname
 id=$(inject $G ENOENT fmod_ret "$FIXTURE_PID")
