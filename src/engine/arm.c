@@ -305,11 +305,17 @@ static void arm_phases_record(Engine *e, const char *function, Backend b, uint64
  * is opened: a site of another backend with nothing armed (lingering, or
  * left by another engine) is detached first; one with injections armed
  * decides the backend of an auto request, and refuses a request that
- * named the other backend, saying so. */
+ * named the other backend, saying so. The index knows every complete site,
+ * lingering ones too, so a function with no site of another backend (most
+ * arms) costs no system call here; the index synced now serves
+ * find_free_slot() at no cost. */
 static int settle_other_backends(Engine *e, const InjectableFunction *f, const InjectSpec *spec, Backend *b,
                                  InjectError *err) {
         int r;
 
+        r = engine_index_sync(e);
+        if (r < 0)
+                return r;
         for (Backend o = BACKEND_KPROBE; o < _BACKEND_MAX; o++) {
                 _cleanup_(site_closep) Site s = SITE_NULL;
                 _cleanup_free_ char *dir = NULL;
@@ -320,8 +326,12 @@ static int settle_other_backends(Engine *e, const InjectableFunction *f, const I
                 r = site_dir_name(e, f->name, o, &dir);
                 if (r < 0)
                         return r;
-                if (site_open(dir, &s) < 0)
+                if (!slot_index_site(&e->index, dir))
                         continue;       /* none, or half-built: nothing attached to share with */
+                if (site_open(dir, &s) < 0) {
+                        engine_index_invalidate(e);     /* gone under us: read the pins again */
+                        continue;
+                }
                 r = site_recount(&s);
                 if (r < 0)
                         return r;

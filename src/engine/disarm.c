@@ -116,12 +116,15 @@ int engine_list(Engine *e, InjectionInfo **ret, size_t *ret_n) {
         dirs = calloc(e->index.n_sites ?: 1, sizeof(*dirs));
         if (!dirs)
                 return -ENOMEM;
-        for (; n_dirs < e->index.n_sites; n_dirs++) {
-                dirs[n_dirs] = strdup(e->index.sites[n_dirs]->dir);
+        for (size_t i = 0; i < e->index.n_sites; i++) {
+                if (e->index.sites[i]->n_used == 0)
+                        continue;       /* lingering: nothing to list */
+                dirs[n_dirs] = strdup(e->index.sites[i]->dir);
                 if (!dirs[n_dirs]) {
                         r = -ENOMEM;
                         goto finish;
                 }
+                n_dirs++;
         }
 
         now = now_nsec(CLOCK_BOOTTIME);

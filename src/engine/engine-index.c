@@ -8,7 +8,6 @@
  * pins, reading each site's slots in one batch: O(sites) system calls,
  * instead of one per slot of every site on every operation. */
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -71,49 +70,44 @@ void engine_index_invalidate(Engine *e) {
         e->index_valid = false;
 }
 
-static int index_rebuild(Engine *e) {
-        _cleanup_(closedirp) DIR *d = NULL;
-        struct dirent *de;
+static int index_slot_fn(Engine *e, Site *s, uint32_t idx, const struct inject_slot *slot, void *userdata) {
         int r;
 
-        slot_index_clear(&e->index);
-        d = opendir(e->sites_dir);
-        if (!d)
-                return errno == ENOENT ? 0 : negative_errno();
-        while ((de = readdir(d))) {
-                _cleanup_(site_closep) Site s = SITE_NULL;
-                _cleanup_free_ struct inject_slot *v = NULL;
-                char dir[PATH_MAX];
+        r = slot_index_add(&e->index, s->dir, s->n_slots, slot->id, idx);
+        return r == -EEXIST ? 0 : r;    /* ids are random: never twice */
+}
 
-                if (de->d_name[0] == '.')
-                        continue;
-                if (pin_path(dir, sizeof(dir), e->sites_dir, de->d_name) < 0)
-                        continue;
-                if (site_open(dir, &s) < 0)
-                        continue;       /* half-built: nothing in it is armed */
-                r = site_read_slots(&s, &v);
-                if (r < 0)
-                        return r;
-                for (uint32_t i = 0; i < s.n_slots; i++) {
-                        if (!v[i].id)
-                                continue;
-                        r = slot_index_add(&e->index, dir, s.n_slots, v[i].id, i);
-                        if (r < 0 && r != -EEXIST)      /* ids are random: never twice */
-                                return r;
-                }
-        }
-        return 0;
+/* Every complete site is indexed, lingering ones too: an arm asks the
+ * index, not bpffs, whether a function has a site of another backend. */
+static int index_site_fn(Engine *e, Site *s, void *userdata) {
+        int r;
+
+        r = slot_index_pin_site(&e->index, s->dir, s->n_slots);
+        if (r < 0)
+                return r;
+        return site_each_slot(e, s, index_slot_fn, NULL);
+}
+
+/* Half-built sites are left out: nothing in them is armed. */
+static int index_rebuild(Engine *e) {
+        slot_index_clear(&e->index);
+        return site_foreach(e, index_site_fn, false, NULL);
 }
 
 int engine_index_sync(Engine *e) {
         uint64_t g;
         int r;
 
+        /* Under the lock, once synced, only this engine changes the pins. */
+        if (e->index_valid && e->index_synced)
+                return 0;
         r = generation_read(e, &g);
         if (r < 0)
                 return r;
-        if (e->index_valid && g == e->index_gen)
+        if (e->index_valid && g == e->index_gen) {
+                e->index_synced = e->locked;
                 return 0;
+        }
         r = index_rebuild(e);
         if (r < 0) {
                 e->index_valid = false;
@@ -121,13 +115,16 @@ int engine_index_sync(Engine *e) {
         }
         e->index_gen = g;
         e->index_valid = true;
+        e->index_synced = e->locked;
         e->stats.index_rebuilds++;
         return 0;
 }
 
+/* The site of an injection armed is pinned, whoever pinned it. */
 void engine_index_add(Engine *e, const char *dir, uint32_t n_slots, uint64_t id, uint32_t slot) {
         e->index_changed = true;
-        if (e->index_valid && slot_index_add(&e->index, dir, n_slots, id, slot) < 0)
+        if (e->index_valid && (slot_index_pin_site(&e->index, dir, n_slots) < 0 ||
+                               slot_index_add(&e->index, dir, n_slots, id, slot) < 0))
                 e->index_valid = false;
 }
 
@@ -135,4 +132,25 @@ void engine_index_remove(Engine *e, uint64_t id) {
         e->index_changed = true;
         if (e->index_valid && slot_index_remove(&e->index, id) < 0)
                 e->index_valid = false;
+}
+
+/* A new site, or one gone, changes what the other engines' indexes say as
+ * a slot does: they read the pins again. A site about to be pinned is told
+ * at once, not when we unlock: should this engine be killed before, the
+ * others still learn of the site, which may be left attached. */
+void engine_index_bump_now(Engine *e) {
+        e->index_changed = true;
+        engine_index_bump(e);
+}
+
+void engine_index_add_site(Engine *e, const Site *s) {
+        e->index_changed = true;
+        if (e->index_valid && slot_index_pin_site(&e->index, s->dir, s->n_slots) < 0)
+                e->index_valid = false;
+}
+
+void engine_index_remove_site(Engine *e, const char *dir) {
+        e->index_changed = true;
+        if (e->index_valid)
+                slot_index_drop_site(&e->index, dir);
 }

@@ -17,6 +17,7 @@
 typedef struct OwnedSite OwnedSite;
 typedef struct LingerSite LingerSite;
 struct inject_bpf;
+struct Site;
 
 /* The outer maps (arrays of maps) that hold every site's maps at its index
  * (inject.h), shared by every copy of the program and pinned beside the
@@ -34,6 +35,7 @@ struct Engine {
         char *events_path;
         char *tags_path;
         int lock_fd;
+        bool locked;                    /* this engine holds the engine lock */
         int events_fd;
         int tags_fd;
         char *outer_path[_SITE_MAP_MAX];
@@ -65,10 +67,11 @@ struct Engine {
         ScopeRoot *observe_roots;
         size_t n_observe_roots;
 
-        /* engine-index.c's: where the pinned injections are */
+        /* engine-index.c's: where the pinned sites and injections are */
         SlotIndex index;
         uint64_t index_gen;             /* the pins' generation it shows */
         bool index_valid;
+        bool index_synced;              /* synced under the lock we hold: nobody else changes the pins */
         bool index_changed;             /* slots taken or freed under the lock we hold */
 };
 
@@ -87,15 +90,22 @@ void engine_unlockp(Engine **e);
 /* Opens (creates) the lock file, which also holds the pins' generation. */
 int engine_lock_open(Engine *e);
 
-/* The index of injections (engine-index.c). engine_index_sync() makes it
- * show the pins, rebuilding it when another engine (or a failure) left it
- * behind; a caller that holds the lock may then trust it until it unlocks.
- * engine_index_add()/_remove() record what this engine changed; the
- * generation is bumped for the others by engine_unlock(). */
+/* The index of sites and injections (engine-index.c): every complete
+ * pinned site, lingering ones included, and its injections.
+ * engine_index_sync() makes it show the pins, rebuilding it when another
+ * engine (or a failure) left it behind; a caller that holds the lock may
+ * then trust it until it unlocks, and syncs again at no cost.
+ * engine_index_add()/_remove() record the injections this engine armed or
+ * removed, engine_index_add_site()/_remove_site() the sites it pinned or
+ * unpinned; the generation is bumped for the others by engine_unlock(), or
+ * by engine_index_bump_now() before a site is pinned. */
 int engine_index_sync(Engine *e);
 void engine_index_invalidate(Engine *e);
 void engine_index_add(Engine *e, const char *dir, uint32_t n_slots, uint64_t id, uint32_t slot);
 void engine_index_remove(Engine *e, uint64_t id);
+void engine_index_bump_now(Engine *e);
+void engine_index_add_site(Engine *e, const struct Site *s);
+void engine_index_remove_site(Engine *e, const char *dir);
 void engine_index_bump(Engine *e);
 
 /* The task storage of process-scope tags, shared by every site and the

@@ -194,6 +194,7 @@ int engine_lock(Engine *e) {
                 return r;
         if (flock(e->lock_fd, LOCK_EX) < 0)
                 return negative_errno();
+        e->locked = true;
         return 0;
 }
 
@@ -201,6 +202,7 @@ void engine_unlock(Engine *e) {
         if (e->lock_fd < 0)
                 return;
         engine_index_bump(e);
+        e->locked = e->index_synced = false;
         (void) flock(e->lock_fd, LOCK_UN);
 }
 

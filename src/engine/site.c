@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,12 +131,37 @@ int site_read_slots(const Site *s, struct inject_slot **ret) {
         return 0;
 }
 
+/* The layout of a site's info map since the shared kprobe program gave it
+ * an index: the fields after guard_bootstrap_cache came later, last, so a
+ * site pinned before them has a smaller map, which reads as its start with
+ * the rest 0 (no device argument, no device scope). A smaller map is a site
+ * pinned by a build from before the index (the pin layout changed with the
+ * shared program): reading it as ours would take index 0 for its own. A
+ * larger one is a newer build's, whose fields we would not keep in step. */
+#define SITE_INFO_MIN_SIZE offsetof(struct inject_site_info, device_arg)
+
+int site_info_read(int site_fd, struct inject_site_info *ret) {
+        struct inject_site_info info = {};      /* what a smaller map does not hold reads as 0 */
+        uint32_t zero = 0;
+        int r;
+
+        r = map_value_size(site_fd);
+        if (r < 0)
+                return r;
+        if ((size_t) r < SITE_INFO_MIN_SIZE || (size_t) r > sizeof(info))
+                return -EPROTO;
+        /* The kernel copies value_size bytes, no more than info holds. */
+        if (bpf_map_lookup_elem(site_fd, &zero, &info) < 0)
+                return negative_errno();
+        *ret = info;
+        return 0;
+}
+
 int site_open(const char *dir, Site *ret) {
         _cleanup_(site_closep) Site s = SITE_NULL;
         static const char *const names[] = { "scopes", "slots", "site" };
         int *fds[] = { &s.scopes_fd, &s.slots_fd, &s.site_fd };
         char p[PATH_MAX];
-        uint32_t zero = 0;
         int r;
 
         s.dir = strdup(dir);
@@ -155,16 +181,9 @@ int site_open(const char *dir, Site *ret) {
                 if (*fds[i] < 0)
                         return negative_errno();
         }
-        /* An info map of another size is a site pinned by another version
-         * of injectd (the pin layout changed with the shared kprobe
-         * program): reading it as ours would take index 0 for its own. */
-        r = map_value_size(s.site_fd);
+        r = site_info_read(s.site_fd, &s.info);
         if (r < 0)
                 return r;
-        if ((size_t) r != sizeof(struct inject_site_info))
-                return -EPROTO;
-        if (bpf_map_lookup_elem(s.site_fd, &zero, &s.info) < 0)
-                return negative_errno();
         r = slots_map_size(s.slots_fd, &s.n_slots);
         if (r < 0)
                 return r;
@@ -178,9 +197,11 @@ int site_open(const char *dir, Site *ret) {
 int site_info_reset(int site_fd) {
         struct inject_site_info info;
         uint32_t zero = 0;
+        int r;
 
-        if (bpf_map_lookup_elem(site_fd, &zero, &info) < 0)
-                return negative_errno();
+        r = site_info_read(site_fd, &info);
+        if (r < 0)
+                return r;
         info.cgroup_levels = info.n_process = info.n_global = info.n_device = info.n_live = info.n_callers = 0;
         if (bpf_map_update_elem(site_fd, &zero, &info, BPF_ANY) < 0)
                 return negative_errno();
@@ -403,6 +424,45 @@ void site_maps_unpublish(Engine *e, const SiteMaps *m) {
                 site_index_clear(e, m->index);
 }
 
+/* Calls f with the path of each entry of the sites directory, complete
+ * sites or not, until f returns nonzero (< 0: an error). */
+typedef int (*sites_dir_fn)(Engine *e, const char *dir, void *userdata);
+
+static int sites_dir_foreach(Engine *e, sites_dir_fn f, void *userdata) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+        int r;
+
+        d = opendir(e->sites_dir);
+        if (!d)
+                return errno == ENOENT ? 0 : negative_errno();
+        while ((de = readdir(d))) {
+                char dir[PATH_MAX];
+
+                if (de->d_name[0] == '.' || pin_path(dir, sizeof(dir), e->sites_dir, de->d_name) < 0)
+                        continue;
+                r = f(e, dir, userdata);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+        }
+        return 0;
+}
+
+static int index_held_fn(Engine *e, const char *dir, void *userdata) {
+        struct inject_site_info info;
+        _cleanup_close_ int fd = -1;
+        bool *held = userdata;
+        char p[PATH_MAX];
+
+        /* Its site map alone: a half-built site may still be attached. */
+        if (pin_path(p, sizeof(p), dir, "site") < 0)
+                return 0;
+        fd = bpf_obj_get(p);
+        if (fd >= 0 && site_info_read(fd, &info) >= 0 && info.index < INJECT_MAX_SITES)
+                held[info.index] = true;
+        return 0;
+}
+
 /* The indices held: by the pinned sites (read from their site maps), and by
  * this engine's cached programs. A pinned site's index is never taken by
  * another, so a site being retired may clear its own without looking. An
@@ -412,25 +472,11 @@ void site_maps_unpublish(Engine *e, const SiteMaps *m) {
  * not seen: one whose index is taken finds out before it is re-attached
  * (site_maps_published()), and then loads afresh. */
 static int site_indices_held(Engine *e, bool *held) {
-        _cleanup_(closedirp) DIR *d = NULL;
-        struct dirent *de;
+        int r;
 
-        d = opendir(e->sites_dir);
-        if (!d && errno != ENOENT)
-                return negative_errno();
-        while (d && (de = readdir(d))) {
-                struct inject_site_info info;
-                _cleanup_close_ int fd = -1;
-                char dir[PATH_MAX], p[PATH_MAX];
-                uint32_t zero = 0;
-
-                if (de->d_name[0] == '.' || pin_path(dir, sizeof(dir), e->sites_dir, de->d_name) < 0 ||
-                    pin_path(p, sizeof(p), dir, "site") < 0)
-                        continue;
-                fd = bpf_obj_get(p);
-                if (fd >= 0 && bpf_map_lookup_elem(fd, &zero, &info) >= 0 && info.index < INJECT_MAX_SITES)
-                        held[info.index] = true;
-        }
+        r = sites_dir_foreach(e, index_held_fn, held);
+        if (r < 0)
+                return r;
         site_cache_held(e, held);
         return 0;
 }
@@ -553,11 +599,12 @@ int site_create(Engine *e, const char *function, Backend b, const char *dir, Sit
                                         strerror(-r));
         if (mkdir(e->sites_dir, 0700) < 0 && errno != EEXIST)
                 return negative_errno();
+        engine_index_bump_now(e);
 
         t = now_usec(CLOCK_MONOTONIC);
         if (b == BACKEND_FMOD_RET && site_cache_reattach(e, function, b, dir)) {
                 e->phases.attach_usec += now_usec(CLOCK_MONOTONIC) - t;
-                return site_open(dir, ret);
+                goto pinned;
         }
 
         /* The site's maps are part of attaching it: with kprobe, they and
@@ -584,7 +631,14 @@ int site_create(Engine *e, const char *function, Backend b, const char *dir, Sit
                 site_cache_own(e, function, b, skel, &m);
                 m = SITE_MAPS_NULL;
         }
-        return site_open(dir, ret);
+
+pinned:
+        r = site_open(dir, ret);
+        if (r >= 0)
+                engine_index_add_site(e, ret);
+        else
+                engine_index_invalidate(e);     /* pinned, and not known */
+        return r;
 
 fail:
         if (m.site >= 0)        /* published just now, under the lock */
@@ -643,6 +697,8 @@ int site_retire(Engine *e, Site *s) {
         memcpy(function, s->info.function, INJECT_FUNC_LEN);
         function[INJECT_FUNC_LEN - 1] = 0;
         r = pin_dir_remove(s->dir);
+        if (r >= 0)
+                engine_index_remove_site(e, s->dir);
         /* Only once the link pin is gone is the program surely detached. */
         /* Its index is its own (site_indices_held()): no need to look. */
         if (r >= 0 && !(s->info.backend == BACKEND_FMOD_RET && site_cache_put(e, function, s->info.backend)) &&
@@ -686,31 +742,21 @@ int site_remove_slot(Engine *e, Site *s, uint32_t idx, bool linger) {
         return r;
 }
 
-int site_retire_empty(Engine *e) {
-        _cleanup_(closedirp) DIR *d = NULL;
-        struct dirent *de;
+static int retire_empty_fn(Engine *e, Site *s, void *userdata) {
         int r;
 
-        d = opendir(e->sites_dir);
-        if (!d)
-                return errno == ENOENT ? 0 : negative_errno();
-        while ((de = readdir(d))) {
-                _cleanup_(site_closep) Site s = SITE_NULL;
-                char dir[PATH_MAX];
-
-                if (de->d_name[0] == '.' || pin_path(dir, sizeof(dir), e->sites_dir, de->d_name) < 0 ||
-                    site_open(dir, &s) < 0)
-                        continue;       /* half-built ones are site_foreach_slot()'s */
-                r = site_recount(&s);
-                if (r >= 0 && s.info.n_live == 0) {
-                        log_info("Detaching the site '%s': nothing is armed there (it was lingering when the "
-                                 "previous engine ended).", dir);
-                        r = site_retire(e, &s);
-                }
-                if (r < 0)
-                        return r;
+        r = site_recount(s);
+        if (r >= 0 && s->info.n_live == 0) {
+                log_info("Detaching the site '%s': nothing is armed there (it was lingering when the "
+                         "previous engine ended).", s->dir);
+                r = site_retire(e, s);
         }
-        return 0;
+        return r < 0 ? r : 0;
+}
+
+int site_retire_empty(Engine *e) {
+        /* Half-built ones are site_foreach_slot()'s. */
+        return site_foreach(e, retire_empty_fn, false, NULL);
 }
 
 static InjectionState slot_state(const struct inject_slot *slot, uint64_t now) {
@@ -732,50 +778,70 @@ void site_injection_info(const Site *s, const struct inject_slot *slot, uint64_t
         ret->function[INJECT_FUNC_LEN - 1] = 0;
 }
 
-int site_foreach_slot(Engine *e, site_slot_fn f, bool want_broken, void *userdata) {
-        _cleanup_(closedirp) DIR *d = NULL;
-        struct dirent *de;
+struct site_open_ctx {
+        site_fn f;
+        bool want_broken;
+        void *userdata;
+};
+
+static int site_open_fn(Engine *e, const char *dir, void *userdata) {
+        _cleanup_(site_closep) Site s = SITE_NULL;
+        struct site_open_ctx *c = userdata;
         int r;
 
-        d = opendir(e->sites_dir);
-        if (!d)
-                return errno == ENOENT ? 0 : negative_errno();
-        while ((de = readdir(d))) {
-                _cleanup_(site_closep) Site s = SITE_NULL;
-                char dir[PATH_MAX];
+        r = site_open(dir, &s);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                if (!c->want_broken)
+                        return 0;
+                s.dir = strdup(dir);
+                if (!s.dir)
+                        return -ENOMEM;
+        }
+        return c->f(e, &s, c->userdata);
+}
 
-                if (de->d_name[0] == '.')
-                        continue;
-                if (pin_path(dir, sizeof(dir), e->sites_dir, de->d_name) < 0)
-                        continue;
-                r = site_open(dir, &s);
-                if (r < 0) {
-                        if (!want_broken)
-                                continue;
-                        s.dir = strdup(dir);
-                        if (!s.dir)
-                                return -ENOMEM;
-                        r = f(e, &s, UINT32_MAX, NULL, userdata);
-                        if (r != 0)
-                                return r < 0 ? r : 0;
-                        continue;
-                }
-                _cleanup_free_ struct inject_slot *v = NULL;
+int site_foreach(Engine *e, site_fn f, bool want_broken, void *userdata) {
+        struct site_open_ctx c = { .f = f, .want_broken = want_broken, .userdata = userdata };
 
-                r = site_read_slots(&s, &v);
-                if (r < 0)
+        return sites_dir_foreach(e, site_open_fn, &c);
+}
+
+struct site_slot_ctx {
+        site_slot_fn f;
+        void *userdata;
+};
+
+int site_each_slot(Engine *e, Site *s, site_slot_fn f, void *userdata) {
+        _cleanup_free_ struct inject_slot *v = NULL;
+        int r;
+
+        r = site_read_slots(s, &v);
+        if (r < 0)
+                return r;
+        for (uint32_t i = 0; i < s->n_slots; i++) {
+                if (!v[i].id)
+                        continue;
+                r = f(e, s, i, &v[i], userdata);
+                if (r != 0)
                         return r;
-                for (uint32_t i = 0; i < s.n_slots; i++) {
-                        if (!v[i].id)
-                                continue;
-                        r = f(e, &s, i, &v[i], userdata);
-                        if (r < 0)
-                                return r;
-                        if (r > 0)
-                                return 0;
-                        if (s.scopes_fd < 0)    /* f removed the whole site */
-                                break;
-                }
+                if (s->scopes_fd < 0)   /* f removed the whole site */
+                        break;
         }
         return 0;
+}
+
+static int site_slots_fn(Engine *e, Site *s, void *userdata) {
+        struct site_slot_ctx *c = userdata;
+
+        if (s->site_fd < 0)
+                return c->f(e, s, UINT32_MAX, NULL, c->userdata);
+        return site_each_slot(e, s, c->f, c->userdata);
+}
+
+int site_foreach_slot(Engine *e, site_slot_fn f, bool want_broken, void *userdata) {
+        struct site_slot_ctx c = { .f = f, .userdata = userdata };
+
+        return site_foreach(e, site_slots_fn, want_broken, &c);
 }

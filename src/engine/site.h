@@ -36,8 +36,14 @@ void site_closep(Site *s);
 /* The directory the site of (function, b) is pinned as. */
 int site_dir_name(Engine *e, const char *function, Backend b, char **ret);
 /* -ENOENT when nothing is pinned as dir, -ENOLINK when the site there is
- * half-built (it has no link). */
+ * half-built (it has no link), -EPROTO when another version of injectd
+ * pinned it (site_info_read()). */
 int site_open(const char *dir, Site *ret);
+/* Reads a site's info map. One pinned by an older build, before the
+ * fields at the struct's end, is smaller: they read as 0 (and writing the
+ * struct back, the kernel takes only what the map holds). -EPROTO when it
+ * is not a layout this build knows. */
+int site_info_read(int site_fd, struct inject_site_info *ret);
 /* Creates, attaches and pins the site (function, b) as dir: for kprobe,
  * new maps and the shared program (no verification); for fmod_ret, a
  * cached program when the site cache holds one, a freshly loaded one
@@ -64,14 +70,20 @@ int site_retire_empty(Engine *e);
 void slot_scope_key(const struct inject_slot *slot, struct inject_scope_key *ret);
 void site_injection_info(const Site *s, const struct inject_slot *slot, uint64_t now, InjectionInfo *ret);
 
+/* Calls f for every pinned site, opened (site_open()). f returns < 0 to
+ * stop with an error, > 0 to stop with success, 0 to go on. A site that
+ * does not open (half-built, or another version's) is passed unopened,
+ * only its dir set and its fds -1, and only when want_broken. */
+typedef int (*site_fn)(Engine *e, Site *s, void *userdata);
+int site_foreach(Engine *e, site_fn f, bool want_broken, void *userdata);
 /* Calls f for every live slot of every complete site, from a snapshot of
- * each site's slots read in one batch. f returns < 0 to
- * stop with an error, > 0 to stop with success, 0 to go on; it may close
- * the site (site_close()) after removing its last slot. Half-built sites
- * are passed with slot index UINT32_MAX and slot NULL (only when
- * want_broken). */
+ * each site's slots read in one batch, as site_foreach() calls its f; f may
+ * close the site (site_close()) after removing its last slot. A site that
+ * does not open is passed with slot index UINT32_MAX and slot NULL. */
 typedef int (*site_slot_fn)(Engine *e, Site *s, uint32_t idx, const struct inject_slot *slot, void *userdata);
 int site_foreach_slot(Engine *e, site_slot_fn f, bool want_broken, void *userdata);
+/* The same for the live slots of one open site. */
+int site_each_slot(Engine *e, Site *s, site_slot_fn f, void *userdata);
 
 /* A site's own maps, the inner maps at its index of the outer maps. */
 typedef struct SiteMaps {

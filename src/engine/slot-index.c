@@ -157,7 +157,7 @@ int slot_index_add(SlotIndex *x, const char *dir, uint32_t n_slots, uint64_t id,
         if (r < 0)
                 return r;
         if (site_test(s, slot)) {
-                if (s->n_used == 0)     /* just made for us */
+                if (s->n_used == 0 && !s->pinned)       /* just made for us */
                         site_forget(x, s);
                 return -EBUSY;
         }
@@ -206,8 +206,21 @@ int slot_index_remove(SlotIndex *x, uint64_t id) {
         s = x->buckets[b].site;
         site_flip(s, x->buckets[b].slot);
         delete_bucket(x, b);
-        if (--s->n_used == 0)
+        if (--s->n_used == 0 && !s->pinned)
                 site_forget(x, s);
+        return 0;
+}
+
+int slot_index_pin_site(SlotIndex *x, const char *dir, uint32_t n_slots) {
+        SlotIndexSite *s;
+        int r;
+
+        if (n_slots == 0)
+                return -EINVAL;
+        r = site_get(x, dir, n_slots, &s);
+        if (r < 0)
+                return r;
+        s->pinned = true;
         return 0;
 }
 

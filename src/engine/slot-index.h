@@ -2,13 +2,15 @@
 #pragma once
 
 /* Where each armed injection lives, in memory: injection id → (site, slot),
- * and for each site which of its slots are taken. The engine keeps one, so
+ * and for each site which of its slots are taken; also which sites are
+ * pinned with none taken (lingering ones). The engine keeps one, so
  * finding a free slot, a cancel and a list do not read every slot of every
  * site from the kernel. It is a cache of the pins, which stay the truth:
  * the engine rebuilds it from them when it starts (adoption) and whenever
  * another engine changed them (engine-internal.h, engine_index_sync()).
  * Pure data, no BPF: tests/unit/test-slot-index.c. */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +19,7 @@ typedef struct SlotIndexSite {
         uint32_t n_slots;       /* slots the site has (its slots map's max_entries) */
         uint32_t n_used;
         uint64_t *used;         /* bit i: slot i holds an injection */
+        bool pinned;            /* known to be pinned: kept with no injection */
 } SlotIndexSite;
 
 typedef struct SlotIndexEntry {
@@ -29,7 +32,7 @@ typedef struct SlotIndex {
         SlotIndexEntry *buckets;        /* open addressing, linear probing, no tombstones */
         size_t n_buckets;               /* 0 or a power of two */
         size_t n_entries;
-        SlotIndexSite **sites;          /* sites with at least one injection */
+        SlotIndexSite **sites;          /* sites with an injection, or pinned */
         size_t n_sites;
 } SlotIndex;
 
@@ -41,14 +44,17 @@ void slot_index_clear(SlotIndex *x);
  * from the site's; -EEXIST: id is indexed already; -EBUSY: the slot is
  * taken. Nothing changes on failure. */
 int slot_index_add(SlotIndex *x, const char *dir, uint32_t n_slots, uint64_t id, uint32_t slot);
-/* -ENOENT when id is not indexed. ret_dir stays valid until the site's
- * last injection is removed. */
+/* -ENOENT when id is not indexed. ret_dir stays valid until the site is
+ * forgotten: dropped, or its last injection removed when it is not pinned. */
 int slot_index_find(const SlotIndex *x, uint64_t id, const char **ret_dir, uint32_t *ret_slot);
 int slot_index_remove(SlotIndex *x, uint64_t id);
-/* Forgets every injection of the site. */
+/* Records that the site is pinned: it stays indexed when it has no
+ * injection, until it is dropped. */
+int slot_index_pin_site(SlotIndex *x, const char *dir, uint32_t n_slots);
+/* Forgets the site, pinned or not, and every injection of it. */
 void slot_index_drop_site(SlotIndex *x, const char *dir);
 /* The lowest free slot of the site, which has n_slots slots (when it is
  * not indexed, it has no injection: 0). -ENOSPC when all are taken. */
 int slot_index_free_slot(const SlotIndex *x, const char *dir, uint32_t n_slots, uint32_t *ret);
-/* The site's entry, NULL when it has no injection. */
+/* The site's entry, NULL when it is neither pinned nor has an injection. */
 const SlotIndexSite *slot_index_site(const SlotIndex *x, const char *dir);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The engine's in-memory index of injections (slot-index.c): what it
- * refuses, the lowest free slot, a full site, dropping a site, and a long
+ * refuses, the lowest free slot, a full site, dropping a site, a pinned
+ * site with no injection, and a long
  * random run checked against a plain array of (id, site, slot). */
 
 #include <errno.h>
@@ -85,6 +86,43 @@ static void test_basics(void) {
         ASSERT_EQ(x.n_sites, 0u);
         ASSERT_RET(slot_index_find(&x, 12, &dir, &slot), -ENOENT);
         ASSERT_OK(slot_index_add(&x, "b", 4, 12, 0));
+        slot_index_done(&x);
+}
+
+/* A pinned site is known with no injection (lingering) until it is dropped. */
+static void test_pinned(void) {
+        SlotIndex x = {};
+        uint32_t slot;
+
+        ASSERT_RET(slot_index_pin_site(&x, "a", 0), -EINVAL);
+        ASSERT_OK(slot_index_pin_site(&x, "a", 4));
+        ASSERT_NOT_NULL(slot_index_site(&x, "a"));
+        ASSERT_EQ(slot_index_site(&x, "a")->n_used, 0u);
+        ASSERT_RET(slot_index_pin_site(&x, "a", 8), -ERANGE);
+        ASSERT_OK(slot_index_pin_site(&x, "a", 4));
+        ASSERT_EQ(x.n_sites, 1u);
+
+        /* Its last injection removed, or refused, it stays. */
+        ASSERT_OK(slot_index_add(&x, "a", 4, 1, 1));
+        ASSERT_RET(slot_index_add(&x, "a", 4, 2, 1), -EBUSY);
+        ASSERT_OK(slot_index_free_slot(&x, "a", 4, &slot));
+        ASSERT_EQ(slot, 0u);
+        ASSERT_OK(slot_index_remove(&x, 1));
+        ASSERT_NOT_NULL(slot_index_site(&x, "a"));
+        ASSERT_OK(slot_index_free_slot(&x, "a", 4, &slot));
+        ASSERT_EQ(slot, 0u);
+
+        /* An unpinned one beside it goes with its last injection. */
+        ASSERT_OK(slot_index_add(&x, "b", 4, 3, 0));
+        ASSERT_OK(slot_index_remove(&x, 3));
+        ASSERT_NULL(slot_index_site(&x, "b"));
+
+        ASSERT_OK(slot_index_add(&x, "a", 4, 4, 3));
+        slot_index_drop_site(&x, "a");
+        ASSERT_NULL(slot_index_site(&x, "a"));
+        ASSERT_RET(slot_index_find(&x, 4, NULL, NULL), -ENOENT);
+        ASSERT_EQ(x.n_sites, 0u);
+        ASSERT_EQ(x.n_entries, 0u);
         slot_index_done(&x);
 }
 
@@ -177,6 +215,7 @@ static void test_random(bool clustered) {
 
 int main(void) {
         test_basics();
+        test_pinned();
         test_random(false);
         test_random(true);
         printf("ok\n");

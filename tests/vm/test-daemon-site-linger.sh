@@ -18,7 +18,10 @@
 #   a stop cancels do not linger;
 # * one backend per function: a lingering site of the other backend is
 #   detached before a request attaches its own (its faults would be lost
-#   beside it), and an armed one refuses a request naming the other;
+#   beside it), and an armed one refuses a request naming the other; also
+#   across engines (injectd-engine beside the daemon) and after the
+#   daemon's restart, which an arm learns from the engine's index, not
+#   from bpffs;
 # * --site-linger=0 detaches at once; a bad value is refused.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-engine.sh"
@@ -38,6 +41,17 @@ KPROBES=/sys/kernel/debug/kprobes/list
 inject() { root_inject "$1" "$2" "$3" "$4"; }   # FUNCTION ERROR BACKEND PID: prints the id
 cancel() { root_cancel "$1"; }
 link_id() { bpftool link show pinned "$PINS/$1/link" --json | jq -r .id; }
+# refuse_fmod_ret FUNCTION WHAT: an fmod_ret request on FUNCTION is refused
+# beside WHAT, a kprobe site with injections armed, saying why.
+refuse_fmod_ret() {
+    local out
+    out=$("$VARLINK_CALL" "$SOCKET" org.injectd.Injector.Inject \
+        "{\"function\":\"$1\",\"error\":\"ENOENT\",\"backend\":\"fmod_ret\",\"scope\":\"process\",\"pid\":$$,\"detach\":true,\"duration_usec\":300000000}") &&
+        fail "an fmod_ret Inject on $1 was armed beside $2: $out"
+    assert_contains "$out" "BackendUnavailable" "the refusal of fmod_ret beside $2"
+    assert_contains "$out" "armed through the kprobe backend" "the refusal's reason beside $2"
+    [[ ! -e $PINS/fmod_ret-$1 ]] || fail "the refused fmod_ret request left a site of $1 beside $2"
+}
 kprobe_on() { grep -qw "$1" "$KPROBES"; }
 stat_is() { # STATS FIELD VALUE WHAT
     assert_eq "$3" "$(jq -r ".$2" <<<"$1")" "$4 ($2)"
@@ -146,12 +160,7 @@ id=$(inject $G ENOENT kprobe "$FIXTURE_PID")
 release_fixture
 assert_eq "ENOENT ENOENT" "$FIXTURE_RESULTS" "openat results through kprobe, after G's fmod_ret site lingered"
 # While that one is armed, a request that names fmod_ret is refused, saying why.
-out=$("$VARLINK_CALL" "$SOCKET" org.injectd.Injector.Inject \
-    "{\"function\":\"$G\",\"error\":\"ENOENT\",\"backend\":\"fmod_ret\",\"scope\":\"process\",\"pid\":$$,\"detach\":true,\"duration_usec\":300000000}") &&
-    fail "an fmod_ret Inject on $G was armed beside its armed kprobe site: $out"
-assert_contains "$out" "BackendUnavailable" "the refusal of fmod_ret beside an armed kprobe site"
-assert_contains "$out" "armed through the kprobe backend" "the refusal's reason"
-[[ ! -e $PINS/fmod_ret-$G ]] || fail "the refused fmod_ret request left a site of $G"
+refuse_fmod_ret $G "its armed kprobe site"
 cancel "$id"
 stat_is "$(engine_stats)" sites_lingering 2 "sites lingering before the daemon stops"
 # And one still armed, which the stop cancels: its site must not linger.
@@ -217,6 +226,36 @@ id=$(inject $F EINVAL kprobe "$FIXTURE_PID")
 jq -e '.last_arm.attach_usec > 0' <<<"$(engine_stats)" >/dev/null || fail "expected an attach after the linger"
 release_fixture
 assert_eq EINVAL "$FIXTURE_RESULTS" "eventfd2 results on the site attached again"
+cancel "$id"
+stop_injectd
+check_clean
+
+# ---------------------------------------------------------------- one backend, across engines and restarts
+# An arm asks the engine's index, not bpffs, whether the function has a
+# site of the other backend. injectd-engine, another engine, reads its index
+# from the pins: it must know the daemon's lingering site (pinned, with no
+# injection), and cut it. The daemon must learn of the site injectd-engine
+# pinned, and know the site it adopted at its start.
+start_injectd --site-linger=10min
+start_fixture openat 1 /etc/hostname
+id=$(inject $G ENOENT fmod_ret "$FIXTURE_PID")
+release_fixture
+cancel "$id"
+[[ -e $PINS/fmod_ret-$G/link ]] || fail "the fmod_ret site of $G does not linger"
+sleep 600 &
+holder=$!
+at_exit kill "$holder"
+engine_id=$(engine_arm $G --error ENOENT --backend kprobe --pid "$holder" --for 10min)
+[[ ! -e $PINS/fmod_ret-$G ]] || fail "injectd-engine armed kprobe on $G beside the daemon's lingering fmod_ret site"
+refuse_fmod_ret $G "the kprobe site injectd-engine pinned"
+"$ENGINE" disarm "$engine_id" >/dev/null || fail "cannot disarm $engine_id"
+# Killed (so that its injection stays) and started again.
+id=$(inject $G ENOENT kprobe "$holder")
+kill -9 "$INJECTD_PID"
+wait "$INJECTD_PID" || true
+INJECTD_PID=
+start_injectd --site-linger=10min
+refuse_fmod_ret $G "the kprobe site the daemon adopted"
 cancel "$id"
 stop_injectd
 check_clean
