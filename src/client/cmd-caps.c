@@ -336,8 +336,15 @@ static void print_filters(json_object *functions) {
         for (size_t i = 0; i < n; i++) {
                 json_object *e = json_object_array_get_idx(functions, i), *filters;
                 const char *name = "";
+                bool device = false;
                 size_t k;
 
+                (void) json_get_bool(e, "device_scope", &device);
+                if (device) {
+                        (void) json_get_string(e, "name", &name);
+                        printf("\n%s takes a device scope: --device DEV fails its calls about that block device, "
+                               "in any context.\n", name);
+                }
                 if (json_get_array(e, "filters", &filters) < 0 || (k = json_object_array_length(filters)) == 0)
                         continue;
                 (void) json_get_string(e, "name", &name);

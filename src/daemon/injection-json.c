@@ -13,6 +13,7 @@
 #include "json-build.h"
 #include "json-util.h"
 #include "manager.h"
+#include "scope-device.h"
 #include "policy-check.h"
 #include "time-util.h"
 
@@ -193,6 +194,8 @@ int manager_functions_json(Manager *m, const Caller *c, const char *glob, json_o
                                       JSON_PAIR_IF(g, JSON_PAIR_OBJECT("guards", g ? function_guards(g) : NULL)),
                                       JSON_PAIR_IF(g && g->filters,
                                                    JSON_PAIR_OBJECT("filters", g ? function_filters(g->filters) : NULL)),
+                                      JSON_PAIR_IF(device_arg_for(f->name) != INJECT_DEVICE_ARG_NONE,
+                                                   JSON_PAIR_BOOL("device_scope", true)),
                                       JSON_PAIR_BOOL("allowed",
                                                      c->privileged || policy_glue_function_allowed(m->policy, c, f->name)),
                                       JSON_BUILD_END);

@@ -40,6 +40,14 @@ grep -qw ext4 /proc/filesystems || fail "the test kernel has no ext4"
 daemon_setup
 start_injectd
 
+# Which functions take a device scope: ListFunctions says, and injectctl.
+assert_eq true "$(as alice "$INJECTCTL" functions should_fail_bio --json | jq '.[0].device_scope')" \
+    "should_fail_bio's device_scope in ListFunctions"
+assert_eq null "$(as alice "$INJECTCTL" functions should_failslab --json | jq '.[0].device_scope')" \
+    "should_failslab's device_scope in ListFunctions"
+assert_contains "$(as alice "$INJECTCTL" functions should_fail_bio)" "should_fail_bio takes a device scope" \
+    "injectctl functions should_fail_bio"
+
 cat >/etc/injectd/policy.d/20-device.json <<'EOF'
 {
   "rules": [
