@@ -437,6 +437,11 @@ static int resolve_device(const Caller *c, const InjectRequest *req, ScopeResolu
                 return inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE,
                                         "'%s' is not a block device name: give its kernel name (\"loop3\", as in "
                                         "/sys/block), /dev/NAME or MAJOR:MINOR", req->device);
+        if (r == -ENOENT && scope_device_is_netdev(NULL, req->device))
+                return inject_error_set(err, -EOPNOTSUPP, INJECT_ERROR_BAD_SCOPE,
+                                        "'%s' is a network device: device scopes are block devices only (no "
+                                        "function a network device scope could use is supported yet)",
+                                        req->device);
         if (r == -ENOENT)
                 return inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE, "No block device '%s'", req->device);
         if (r == -EISDIR)

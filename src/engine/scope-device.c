@@ -164,6 +164,15 @@ int scope_device_lookup(const char *sys_root, const char *what, BlockDisk *ret) 
         return 0;
 }
 
+bool scope_device_is_netdev(const char *sys_root, const char *what) {
+        char path[256];
+
+        if (!what || !name_is_valid(what))
+                return false;
+        snprintf(path, sizeof(path), "%s/class/net/%s", sys_root ?: SYS_BLOCK_ROOT, what);
+        return access(path, F_OK) == 0;
+}
+
 int scope_device_alive(const char *sys_root, uint64_t diskseq, char ret_name[BLOCK_NAME_MAX]) {
         _cleanup_(closedirp) DIR *d = NULL;
         char path[512];

@@ -39,6 +39,10 @@ extern const char device_scope_functions[];
  * or a loop device without a backing file). */
 int scope_device_lookup(const char *sys_root, const char *what, BlockDisk *ret);
 
+/* Whether what names a network interface (/sys/class/net/NAME): for the
+ * refusal that says device scopes are block devices only. */
+bool scope_device_is_netdev(const char *sys_root, const char *what);
+
 /* 1 if a disk with this diskseq exists, 0 if none does, negative errno if
  * it cannot tell; ret_name (may be NULL) gets its name. */
 int scope_device_alive(const char *sys_root, uint64_t diskseq, char ret_name[BLOCK_NAME_MAX]);

@@ -135,6 +135,10 @@ static void test_lookup(void) {
                 ASSERT_RET(scope_device_lookup(root, bad[i], &d), -EINVAL);
         ASSERT_RET(scope_device_lookup(root, NULL, &d), -EINVAL);
 
+        ASSERT_TRUE(scope_device_is_netdev(root, "eth0"));
+        ASSERT_FALSE(scope_device_is_netdev(root, "loop3"));
+        ASSERT_FALSE(scope_device_is_netdev(root, "../net/eth0"));
+
         ASSERT_EQ(scope_device_alive(root, 42, name), 1);
         ASSERT_STREQ(name, "loop3");
         ASSERT_EQ(scope_device_alive(root, 43, NULL), 0);
@@ -150,6 +154,8 @@ int main(void) {
         make_dir("block");
         make_dir("dev");
         make_dir("dev/block");
+        make_dir("class/net");
+        make_dir("class/net/eth0");
         add_disk("loop3", 7, 3, 42, true);
         add_disk("loop4", 7, 4, 43 - 1 + 100, false);
         add_disk("sda", 8, 0, 1, false);

@@ -227,6 +227,7 @@ for d in loop99 /dev/nope 7:99999 nope:1; do
     refused "device '$d', which does not exist" 'BadScope.*(No block device|not a block device name)' \
         "${bio[@]}" --device "$d"
 done
+refused "a network device" 'BadScope.*network device: device scopes are block devices only' "${bio[@]}" --device lo
 refused "a path that climbs out of /dev" 'BadScope.*not a block device name' "${bio[@]}" --device "/dev/../$A"
 refused "a path below /dev" 'BadScope.*not a block device name' "${bio[@]}" --device "/dev/block/$(cat "/sys/block/$A/dev")"
 
