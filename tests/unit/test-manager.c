@@ -436,6 +436,88 @@ static void test_owner_gone_pending(void) {
         teardown(m);
 }
 
+/* An owner handle as the D-Bus front end keeps one (bus-requester.c): a
+ * record that lives while its requests wait, each holding a reference it
+ * drops in its answer. The answers manager_requester_gone() gives drop
+ * those references while it walks the requests, so the front end holds one
+ * across the call; the record goes with the last answer, a detached
+ * request's after polkit (ASan sees any use of it after). */
+typedef struct RefOwner {
+        unsigned n_ref;
+} RefOwner;
+
+typedef struct RefCall {
+        RefOwner *owner;
+        InjectResult res;
+} RefCall;
+
+static unsigned ref_owners_freed;
+
+static void ref_owner_unref(RefOwner *o) {
+        if (--o->n_ref > 0)
+                return;
+        free(o);
+        ref_owners_freed++;
+}
+
+static void on_ref_answer(Manager *m, Injection *inj, const InjectError *err, void *userdata) {
+        RefCall *call = userdata;
+
+        call->res.n_calls++;
+        call->res.id = inj ? inj->id : 0;
+        if (err)
+                call->res.err = *err;
+        ref_owner_unref(TAKE_PTR(call->owner));
+}
+
+static void test_owner_refcounted_pending(void) {
+        Manager *m = setup_default();
+        Caller c = caller_of(test_uid(), own_pid());
+        _cleanup_free_ char *req = own_request(NULL), *detached = own_request("\"detach\": true");
+        RefOwner *o = calloc(1, sizeof(*o));
+        RefCall calls[4] = {};
+
+        ASSERT_NOT_NULL(o);
+        o->n_ref = 1;   /* the front end's own, while it makes the requests */
+        ref_owners_freed = 0;
+        fake_polkit_set_answer(NULL, FAKE_POLKIT_DELAY);
+        for (size_t i = 0; i < 4; i++) {
+                json_object *j = json_tokener_parse(i == 3 ? detached : req);
+
+                ASSERT_NOT_NULL(j);
+                o->n_ref++;
+                calls[i].owner = o;
+                ASSERT_OK(manager_inject(m, &c, j, NULL, 0, o, on_ref_answer, &calls[i], NULL));
+                json_object_put(j);
+        }
+        ref_owner_unref(o);
+        run_idle(m);
+        ASSERT_EQ(fake_polkit_n_pending(), 4);
+        ASSERT_EQ(o->n_ref, 4);
+
+        /* The name goes: the three waiting are answered, dropping their
+         * references while the front end still holds its own. */
+        o->n_ref++;
+        manager_requester_gone(m, o);
+        for (size_t i = 0; i < 3; i++) {
+                ASSERT_EQ(calls[i].res.n_calls, 1);
+                ASSERT_TRUE(calls[i].res.id == 0);
+                ASSERT_NOT_NULL(calls[i].res.err.name);
+        }
+        ASSERT_EQ(fake_polkit_n_cancelled(), 3);
+        ASSERT_EQ(o->n_ref, 2);
+        ref_owner_unref(o);
+        ASSERT_EQ(ref_owners_freed, 0);
+
+        /* The detached one goes on, and its answer lets go of the record. */
+        ASSERT_EQ(calls[3].res.n_calls, 0);
+        ASSERT_OK(fake_polkit_answer(FAKE_POLKIT_YES));
+        ASSERT_EQ(calls[3].res.n_calls, 1);
+        ASSERT_TRUE(fake_engine_is_armed(calls[3].res.id));
+        ASSERT_EQ(ref_owners_freed, 1);
+        teardown(m);
+}
+
 /* The requester left while polkit decided, and its front end only knows
  * when asked (OwnerTracker.gone): nothing is armed for it. */
 static void test_owner_vanished_pending(void) {
@@ -759,6 +841,7 @@ int main(void) {
         TEST_RUN(test_polkit_pending_cancel);
         TEST_RUN(test_owner_gone_pending);
         TEST_RUN(test_owner_vanished_pending);
+        TEST_RUN(test_owner_refcounted_pending);
         TEST_RUN(test_owner_gone_armed);
         TEST_RUN(test_owner_gone_process);
         TEST_RUN(test_expiry);

@@ -17,6 +17,7 @@
 
 typedef struct BusApi BusApi;
 typedef struct BusInjection BusInjection;
+typedef struct BusRequester BusRequester;
 typedef struct BusSubscriber BusSubscriber;
 
 struct BusApi {
@@ -25,6 +26,7 @@ struct BusApi {
         ManagerListener listener;
         OwnerTracker tracker;
         BusInjection *injections;       /* what D-Bus keeps per injection */
+        BusRequester *requesters;       /* names with Inject calls being decided */
         BusSubscriber *subscribers;     /* Manager.Subscribe() callers */
         size_t n_subscribers;
         /* The caller of the message being dispatched, known by its sender
@@ -77,6 +79,27 @@ void bus_injections_free(BusApi *b);
 /* The OwnerTracker of D-Bus requesters; userdata is the BusApi. */
 int bus_owner_track(Manager *m, Injection *inj, const Caller *c, void *owner, void *userdata);
 bool bus_owner_gone(Manager *m, const Caller *c, void *owner, void *userdata);
+
+/* Following a unique name (bus-requester.c): a match on its
+ * NameOwnerChanged, in *slot (replacing what it held), that calls cb.
+ * -ESRCH if the name had gone before the match was in place. */
+int bus_watch_name(sd_bus *bus, const char *name, sd_bus_slot **slot, sd_bus_message_handler_t cb,
+                   void *userdata);
+/* A NameOwnerChanged that says the name has no owner any more. */
+bool bus_name_vanished(sd_bus_message *msg);
+
+/* The requester behind a unique name, the owner handle of its Inject
+ * calls: when the name goes, its requests still waiting for polkit are
+ * dropped (manager_requester_gone()). bus_requester_get() returns a new
+ * reference; each request holds one until its answer. A name that had
+ * already gone comes back marked so: call bus_requester_check_gone() once
+ * its request is made, which drops it unless it detached. */
+int bus_requester_get(BusApi *b, const char *name, BusRequester **ret);
+BusRequester *bus_requester_ref(BusRequester *rq);
+BusRequester *bus_requester_unref(BusRequester *rq);
+DEFINE_TRIVIAL_CLEANUP_FUNC(BusRequester *, bus_requester_unref);
+void bus_requester_check_gone(BusRequester *rq);
+void bus_requesters_free(BusApi *b);
 
 /* Manager.Subscribe() (bus-subscribers.c). bus_subscribe() is a no-op
  * for a name already subscribed; -EUSERS when too many are, -EDQUOT when

@@ -90,13 +90,12 @@ const char *bus_injection_owner(BusApi *b, const Injection *inj) {
 static int on_name_owner_changed(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         BusInjection *rec = userdata;
         Manager *m = rec->api->manager;
-        const char *name, *old, *new;
         Injection *inj;
 
-        if (sd_bus_message_read(msg, "sss", &name, &old, &new) < 0)
+        if (!bus_name_vanished(msg))
                 return 0;
         inj = manager_find(m, rec->id);
-        if (!*new && inj)
+        if (inj)
                 manager_owner_gone(m, inj);
         return 0;
 }
@@ -113,7 +112,6 @@ bool bus_owner_gone(Manager *m, const Caller *c, void *owner, void *userdata) {
 int bus_owner_track(Manager *m, Injection *inj, const Caller *c, void *owner, void *userdata) {
         BusApi *b = userdata;
         BusInjection *rec;
-        char match[256];
         int r;
 
         if (!c->bus_name)
@@ -127,18 +125,8 @@ int bus_owner_track(Manager *m, Injection *inj, const Caller *c, void *owner, vo
                 return -ENOMEM;
         if (inj->detach)
                 return 1;
-        snprintf(match, sizeof(match),
-                 "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
-                 "member='NameOwnerChanged',arg0='%s'", rec->owner_name);
-        rec->name_watch = sd_bus_slot_unref(rec->name_watch);
-        r = sd_bus_add_match(b->bus, &rec->name_watch, match, on_name_owner_changed, rec);
-        if (r < 0)
-                return r;
-        /* It may have gone before the match was in place. */
-        r = sd_bus_get_name_creds(b->bus, rec->owner_name, 0, NULL);
-        if (r == -ENXIO || r == -ESRCH)
-                return -ESRCH;
-        return 1;
+        r = bus_watch_name(b->bus, rec->owner_name, &rec->name_watch, on_name_owner_changed, rec);
+        return r < 0 ? r : 1;
 }
 
 /* The object of an injection the sender may not see does not exist for it:

@@ -41,21 +41,58 @@ static int reply_json(sd_bus_message *m, json_object *o) {
         return sd_bus_reply_method_return(m, "s", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 }
 
+/* An Inject call being decided: the call, to answer, and its requester's
+ * record (a reference), which it lets go of with its answer. */
+typedef struct BusInjectCall {
+        sd_bus_message *message;
+        BusRequester *requester;
+} BusInjectCall;
+
+static BusInjectCall *inject_call_free(BusInjectCall *call) {
+        if (!call)
+                return NULL;
+        sd_bus_message_unref(call->message);
+        bus_requester_unref(call->requester);
+        free(call);
+        return NULL;
+}
+
 static void on_inject_done(Manager *mgr, Injection *inj, const InjectError *err, void *userdata) {
-        sd_bus_message *m = userdata;
+        BusInjectCall *call = userdata;
         char path[BUS_INJECTION_PATH_MAX];
 
         if (!inj)
-                (void) bus_reply_inject_error(m, err);
+                (void) bus_reply_inject_error(call->message, err);
         else
-                (void) sd_bus_reply_method_return(m, "sot", inj->id_str, bus_injection_path(inj, path),
+                (void) sd_bus_reply_method_return(call->message, "sot", inj->id_str, bus_injection_path(inj, path),
                                                   inj->expires_usec);
-        sd_bus_message_unref(m);
+        inject_call_free(call);
+}
+
+/* The requester's record, or NULL when it cannot be followed (the bus
+ * refused another match): the request then goes on, and only
+ * OwnerTracker.gone, after polkit, notices a requester that left. */
+static BusRequester *inject_requester(BusApi *b, sd_bus_message *m) {
+        const char *sender = sd_bus_message_get_sender(m);
+        BusRequester *rq = NULL;
+        int r;
+
+        if (!sender)
+                return NULL;
+        r = bus_requester_get(b, sender, &rq);
+        if (r < 0) {
+                log_debug_errno(r, "Cannot follow requester '%s' while polkit decides, ignoring: %m", sender);
+                return NULL;
+        }
+        return rq;
 }
 
 static int method_inject(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         _cleanup_(json_object_putp) json_object *spec = NULL;
-        Manager *mgr = ((BusApi *) userdata)->manager;
+        _cleanup_(bus_requester_unrefp) BusRequester *rq = NULL;
+        BusApi *b = userdata;
+        Manager *mgr = b->manager;
+        BusInjectCall *call;
         int fds[REQUEST_FDS_MAX];
         size_t n_fds = 0;
         Caller c;
@@ -82,12 +119,25 @@ static int method_inject(sd_bus_message *m, void *userdata, sd_bus_error *error)
                 }
         }
 
-        r = manager_inject(mgr, &c, spec, fds, n_fds, NULL, on_inject_done, sd_bus_message_ref(m), NULL);
+        call = calloc(1, sizeof(*call));
+        if (!call) {
+                caller_done(&c);
+                return -ENOMEM;
+        }
+        /* The requester's record is the request's owner: when the name
+         * goes, the request no longer waits for polkit. rq is held here
+         * too, as the answer (maybe given before manager_inject() returns)
+         * drops the call's reference. */
+        rq = inject_requester(b, m);
+        *call = (BusInjectCall) { .message = sd_bus_message_ref(m), .requester = bus_requester_ref(rq) };
+        r = manager_inject(mgr, &c, spec, fds, n_fds, rq, on_inject_done, call, NULL);
         caller_done(&c);
         if (r < 0) {
-                sd_bus_message_unref(m);
+                inject_call_free(call);
                 return r;
         }
+        /* It had gone before its name was watched. */
+        bus_requester_check_gone(rq);
         return 1;
 }
 
@@ -320,6 +370,7 @@ BusApi *bus_api_free(BusApi *b) {
         manager_set_owner_tracker(b->manager, TRANSPORT_BUS, NULL);
         bus_subscribers_free(b);
         bus_injections_free(b);
+        bus_requesters_free(b);
         sd_bus_flush_close_unref(b->bus);
         bus_api_forget_caller(b);
         free(b);
