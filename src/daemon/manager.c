@@ -143,6 +143,11 @@ void manager_stop(Manager *m) {
                 (void) manager_remove(m, m->injections[0], REMOVE_CANCELLED);
 }
 
+static int on_event_exit(sd_event_source *s, void *userdata) {
+        manager_requests_abort(userdata);
+        return 0;
+}
+
 int manager_new(const ManagerOptions *o, Manager **ret) {
         _cleanup_(manager_freep) Manager *m = NULL;
         int r;
@@ -154,6 +159,13 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         if (!m->options.max_active)
                 m->options.max_active = MANAGER_MAX_ACTIVE_DEFAULT;
         r = sd_event_default(&m->event);
+        if (r < 0)
+                return r;
+        /* Before sd-bus's own exit handler (priority 0) flushes and closes
+         * the bus: the answers go out with that flush. */
+        r = sd_event_add_exit(m->event, &m->exit_source, on_event_exit, m);
+        if (r >= 0)
+                r = sd_event_source_set_priority(m->exit_source, SD_EVENT_PRIORITY_IMPORTANT);
         if (r < 0)
                 return r;
         r = engine_new(o->pin_root, &m->engine);
@@ -183,6 +195,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->sighup);
         sd_event_source_disable_unref(m->sigterm);
         sd_event_source_disable_unref(m->sigint);
+        sd_event_source_disable_unref(m->exit_source);
         sd_event_source_disable_unref(m->site_cache_timer);
         free(m->listeners);
         polkit_context_free(m->polkit);

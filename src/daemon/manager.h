@@ -168,6 +168,7 @@ struct Manager {
         struct RateEntry *rates;
         size_t n_rates;
         sd_event_source *sighup, *sigterm, *sigint;
+        sd_event_source *exit_source;   /* refuses the requests still waiting, before the bus closes */
         sd_event_source *site_cache_timer;      /* the next cached site's expiry */
 };
 
@@ -200,6 +201,10 @@ void manager_set_owner_tracker(Manager *m, Transport t, const OwnerTracker *trac
 typedef void (*manager_inject_cb)(Manager *m, Injection *inj, const InjectError *err, void *userdata);
 int manager_inject(Manager *m, const Caller *c, json_object *request, const int *fds, size_t n_fds,
                    void *owner, manager_inject_cb cb, void *userdata, PendingRequest **ret);
+/* The daemon is stopping: every request still waiting for polkit is
+ * refused (InjectionUnavailable). From the event loop's exit, before the
+ * bus connection closes (sd-bus closes it on the loop's exit). */
+void manager_requests_abort(Manager *m);
 /* The requester went away before the answer: drop the request quietly. */
 void pending_request_cancel(PendingRequest *p);
 

@@ -397,6 +397,22 @@ int manager_inject(Manager *m, const Caller *c, json_object *request, const int 
         return 0;
 }
 
+void manager_requests_abort(Manager *m) {
+        /* Answered while the front ends still stand, so that each request
+         * lets go of what its front end holds for it (a bus message, a
+         * connection) and its caller hears why. */
+        while (m->pending) {
+                PendingRequest *p = m->pending;
+                InjectError err = {};
+
+                inject_error_set(&err, -ESHUTDOWN, INJECT_ERROR_UNAVAILABLE,
+                                 "injectd is stopping; nothing was armed, ask again once it is back");
+                pending_unlink(m, p);
+                p->cb(m, NULL, &err, p->userdata);
+                pending_free(p);
+        }
+}
+
 void manager_requester_gone(Manager *m, void *owner) {
         if (!owner)
                 return;

@@ -81,7 +81,14 @@ refused "write /usr" touch /usr/injectd-sandbox-check
 refused "syslog(2)" dmesg
 empty "/proc/kmsg shows nothing" /proc/kmsg
 empty "/proc/kcore shows nothing" /proc/kcore
-[[ ! -e /dev/kmsg ]] && ok "no /dev/kmsg" || bad "/dev/kmsg exists"
+# Devices: DevicePolicy=closed with /dev/kmsg write-only (kernel log
+# records) and loop devices read-only (a device scope's owner); nothing else.
+refused "read /dev/kmsg" head -c 1 /dev/kmsg
+expect "write /dev/kmsg" sh -c 'echo "injectd sandbox check" >/dev/kmsg'
+for dev in /dev/mem /dev/port /dev/vda /dev/sda; do
+    [[ -e $dev ]] && refused "open $dev" head -c 1 "$dev"
+done
+[[ -b /dev/loop0 ]] && refused "write a loop device" sh -c ': >>/dev/loop0' || bad "no /dev/loop0 to try"
 [[ -z $(ls -A /home) ]] && ok "/home is empty" || bad "/home shows: $(ls -A /home)"
 refused "an AF_INET socket" bash -c 'exec 3<>/dev/tcp/127.0.0.1/9'
 refused "a new namespace" unshare --uts true
