@@ -18,6 +18,7 @@
 typedef struct BusApi BusApi;
 typedef struct BusInjection BusInjection;
 typedef struct BusSubscriber BusSubscriber;
+typedef struct BusObserve BusObserve;
 
 struct BusApi {
         Manager *manager;
@@ -27,6 +28,8 @@ struct BusApi {
         BusInjection *injections;       /* what D-Bus keeps per injection */
         BusSubscriber *subscribers;     /* Manager.Subscribe() callers */
         size_t n_subscribers;
+        BusObserve *observes;           /* Manager.Observe() sessions (bus-observe.c) */
+        uint64_t observe_last_id;
         /* The caller of the message being dispatched, known by its sender
          * and cookie: sd-bus asks find_injection once per object and
          * interface of one message, and enumerate once per injection, and
@@ -66,6 +69,9 @@ const char *bus_injection_path(const Injection *inj, char buf[static BUS_INJECTI
 /* The unique bus name of inj's requester, NULL if it came by Varlink. */
 const char *bus_injection_owner(BusApi *b, const Injection *inj);
 int bus_injection_register(BusApi *b);
+/* The caller of the message being dispatched (kept for the rest of its
+ * dispatch), NULL if it cannot be identified. */
+const Caller *bus_current_caller(BusApi *b, sd_bus *bus);
 /* Drops the caller kept for the message being dispatched. */
 void bus_api_forget_caller(BusApi *b);
 void bus_injection_fault(BusApi *b, Injection *inj, const struct inject_event *ev, const char *comm);
@@ -77,6 +83,13 @@ void bus_injections_free(BusApi *b);
 /* The OwnerTracker of D-Bus requesters; userdata is the BusApi. */
 int bus_owner_track(Manager *m, Injection *inj, const Caller *c, void *owner, void *userdata);
 bool bus_owner_gone(Manager *m, const Caller *c, void *owner, void *userdata);
+
+/* Manager.Observe() (bus-observe.c): the method, the session objects
+ * (/org/injectd/Injector1/observe/_<n>, their Stop() and Ended signal),
+ * and freeing every session when the front end goes. */
+int bus_observe_method(sd_bus_message *m, void *userdata, sd_bus_error *error);
+int bus_observe_register(BusApi *b);
+void bus_observes_free(BusApi *b);
 
 /* Manager.Subscribe() (bus-subscribers.c). bus_subscribe() is a no-op
  * for a name already subscribed; -EUSERS when too many are, -EDQUOT when

@@ -237,6 +237,9 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("Inject", SD_BUS_ARGS("a{sv}", spec),
                                 SD_BUS_RESULT("s", id, "o", injection, "t", expires_usec), method_inject,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Observe", SD_BUS_ARGS("a{sv}", request),
+                                SD_BUS_RESULT("s", observing_json, "o", session), bus_observe_method,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ListInjections", SD_BUS_ARGS("b", all), SD_BUS_RESULT("s", injections_json),
                                 method_list_injections, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Cancel", SD_BUS_ARGS("s", id), SD_BUS_NO_RESULT, method_cancel,
@@ -319,6 +322,7 @@ BusApi *bus_api_free(BusApi *b) {
         manager_remove_listener(b->manager, &b->listener);
         manager_set_owner_tracker(b->manager, TRANSPORT_BUS, NULL);
         bus_subscribers_free(b);
+        bus_observes_free(b);
         bus_injections_free(b);
         sd_bus_flush_close_unref(b->bus);
         bus_api_forget_caller(b);
@@ -352,6 +356,9 @@ int bus_api_new(Manager *m, BusApi **ret) {
         if (r < 0)
                 return log_error_errno(r, "Failed to register '%s': %m", BUS_PATH);
         r = bus_injection_register(b);
+        if (r < 0)
+                return r;
+        r = bus_observe_register(b);
         if (r < 0)
                 return r;
         r = sd_bus_request_name(b->bus, BUS_NAME, 0);
