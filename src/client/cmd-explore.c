@@ -643,9 +643,16 @@ int cmd_explore(int argc, char **argv) {
                         "(the first: %s); they are no error path's and are not findings.\n", baseline.n,
                         baseline.n == 1 ? "" : "s", baseline.v[0].title);
         print_reached(reached, disc.observing, n_functions, denied);
-        if (disc.hung)
-                fprintf(stderr, "explore: the discovery run did not end within --timeout: it was killed, and the "
-                        "counts cover what it did until then.\n");
+        if (disc.hung) {
+                const char *ended = NULL;
+
+                /* Stopped: root called Stop() on the D-Bus session. */
+                (void) json_get_string(disc.result, "ended", &ended);
+                fprintf(stderr, "explore: the discovery run did not end %s: it was killed, and the counts cover "
+                        "what it did until then.\n",
+                        ended && strcmp(ended, "stopped") == 0 ? "before the observation was stopped" :
+                                                                 "within --timeout");
+        }
         }
 
         /* 2. The plan. */
