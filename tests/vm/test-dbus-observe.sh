@@ -96,6 +96,6 @@ wait_until 120 eval '! has_observe_path'
 assert_eq 0 "$(bpftool link show --json | jq '[.[] | select(.type == "kprobe_multi")] | length')" \
     "kprobe.multi links left after the caller left"
 
-check_clean
 stop_injectd
+check_clean
 finish
