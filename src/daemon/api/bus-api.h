@@ -57,6 +57,16 @@ void bus_reply_done(Manager *mgr, const InjectError *err, void *userdata);
  * ReloadPolicy(): the core answers when it has decided, maybe after polkit. */
 int bus_call_manage(sd_bus_message *m, Manager *mgr, const char *id, sd_bus_error *error);
 
+/* Reads a request's a{sv} (bus-spec.c) as the JSON object Varlink gets;
+ * the fds stay m's. Sets error for what is malformed. */
+int bus_read_request(sd_bus_message *m, json_object **ret, int fds[static REQUEST_FDS_MAX], size_t *ret_n_fds,
+                     sd_bus_error *error);
+
+/* Calls callback when name (a unique name) leaves the bus; -ESRCH if it
+ * has already gone. */
+int bus_watch_name(BusApi *b, const char *name, sd_bus_slot **ret_slot, sd_bus_message_handler_t callback,
+                   void *userdata);
+
 /* A signal sent to the injection's D-Bus owner and the subscribers who may
  * see it only; nothing to anyone else. */
 int bus_emit_to_owner(BusApi *b, Injection *inj, const char *path, const char *iface, const char *member,

@@ -101,6 +101,24 @@ static int on_name_owner_changed(sd_bus_message *msg, void *userdata, sd_bus_err
         return 0;
 }
 
+int bus_watch_name(BusApi *b, const char *name, sd_bus_slot **ret_slot, sd_bus_message_handler_t callback,
+                   void *userdata) {
+        char match[256];
+        int r;
+
+        snprintf(match, sizeof(match),
+                 "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
+                 "member='NameOwnerChanged',arg0='%s'", name);
+        r = sd_bus_add_match(b->bus, ret_slot, match, callback, userdata);
+        if (r < 0)
+                return r;
+        /* It may have gone before the match was in place. */
+        r = sd_bus_get_name_creds(b->bus, name, 0, NULL);
+        if (r == -ENXIO || r == -ESRCH)
+                return -ESRCH;
+        return 0;
+}
+
 bool bus_owner_gone(Manager *m, const Caller *c, void *owner, void *userdata) {
         BusApi *b = userdata;
 
@@ -113,7 +131,6 @@ bool bus_owner_gone(Manager *m, const Caller *c, void *owner, void *userdata) {
 int bus_owner_track(Manager *m, Injection *inj, const Caller *c, void *owner, void *userdata) {
         BusApi *b = userdata;
         BusInjection *rec;
-        char match[256];
         int r;
 
         if (!c->bus_name)
@@ -127,18 +144,9 @@ int bus_owner_track(Manager *m, Injection *inj, const Caller *c, void *owner, vo
                 return -ENOMEM;
         if (inj->detach)
                 return 1;
-        snprintf(match, sizeof(match),
-                 "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
-                 "member='NameOwnerChanged',arg0='%s'", rec->owner_name);
         rec->name_watch = sd_bus_slot_unref(rec->name_watch);
-        r = sd_bus_add_match(b->bus, &rec->name_watch, match, on_name_owner_changed, rec);
-        if (r < 0)
-                return r;
-        /* It may have gone before the match was in place. */
-        r = sd_bus_get_name_creds(b->bus, rec->owner_name, 0, NULL);
-        if (r == -ENXIO || r == -ESRCH)
-                return -ESRCH;
-        return 1;
+        r = bus_watch_name(b, rec->owner_name, &rec->name_watch, on_name_owner_changed, rec);
+        return r < 0 ? r : 1;
 }
 
 const Caller *bus_current_caller(BusApi *b, sd_bus *bus) {

@@ -53,6 +53,16 @@ static void on_inject_done(Manager *mgr, Injection *inj, const InjectError *err,
         sd_bus_message_unref(m);
 }
 
+int bus_read_request(sd_bus_message *m, json_object **ret, int fds[static REQUEST_FDS_MAX], size_t *ret_n_fds,
+                     sd_bus_error *error) {
+        int r = bus_read_inject_spec(m, ret, fds, ret_n_fds, error);
+
+        if (r < 0 && !sd_bus_error_is_set(error))
+                return sd_bus_error_setf(error, BUS_ERROR_PREFIX INJECT_ERROR_INVALID_ARGUMENT,
+                                         "Malformed request: %s", strerror(-r));
+        return r;
+}
+
 static int method_inject(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         _cleanup_(json_object_putp) json_object *spec = NULL;
         Manager *mgr = ((BusApi *) userdata)->manager;
@@ -62,13 +72,9 @@ static int method_inject(sd_bus_message *m, void *userdata, sd_bus_error *error)
         int r;
 
         /* The fds stay m's: manager_inject() duplicates what it keeps. */
-        r = bus_read_inject_spec(m, &spec, fds, &n_fds, error);
-        if (r < 0) {
-                if (sd_bus_error_is_set(error))
-                        return r;
-                return sd_bus_error_setf(error, BUS_ERROR_PREFIX INJECT_ERROR_INVALID_ARGUMENT,
-                                         "Malformed request: %s", strerror(-r));
-        }
+        r = bus_read_request(m, &spec, fds, &n_fds, error);
+        if (r < 0)
+                return r;
         r = caller_from_bus(m, &c);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "Cannot identify the caller: %m");

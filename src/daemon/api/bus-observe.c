@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include "bus-api.h"
-#include "bus-spec.h"
 #include "cleanup.h"
 #include "json-build.h"
 #include "json-util.h"
@@ -125,17 +124,12 @@ int bus_observe_method(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         size_t n_fds = 0;
         InjectError err = {};
         BusObserve *o;
-        char match[256];
         int r;
 
         /* The fds stay m's: observe_session_start() duplicates the one it keeps. */
-        r = bus_read_inject_spec(m, &params, fds, &n_fds, error);
-        if (r < 0) {
-                if (sd_bus_error_is_set(error))
-                        return r;
-                return sd_bus_error_setf(error, BUS_ERROR_PREFIX INJECT_ERROR_INVALID_ARGUMENT,
-                                         "Malformed request: %s", strerror(-r));
-        }
+        r = bus_read_request(m, &params, fds, &n_fds, error);
+        if (r < 0)
+                return r;
         if (!sender)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "The call has no sender");
         r = caller_from_bus(m, &c);
@@ -160,13 +154,7 @@ int bus_observe_method(sd_bus_message *m, void *userdata, sd_bus_error *error) {
                 record_remove(b, o);
                 return err.name ? bus_set_inject_error(error, &err) : r;
         }
-        snprintf(match, sizeof(match),
-                 "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
-                 "member='NameOwnerChanged',arg0='%s'", o->owner);
-        r = sd_bus_add_match(b->bus, &o->name_watch, match, on_name_owner_changed, o);
-        /* It may have gone before the match was in place. */
-        if (r >= 0 && sd_bus_get_name_creds(b->bus, o->owner, 0, NULL) < 0)
-                r = -ESRCH;
+        r = bus_watch_name(b, o->owner, &o->name_watch, on_name_owner_changed, o);
         if (r >= 0)
                 r = sd_bus_reply_method_return(m, "so",
                                                json_object_to_json_string_ext(started, JSON_C_TO_STRING_PLAIN),
