@@ -7,7 +7,8 @@
  * functions policy lets them fail (root: any), until the tree's root
  * exits, the session's time is up, or the caller goes; then the counts
  * are its result. The front ends decide how the caller waits (Varlink: a
- * call with "more", whose last reply is the result). */
+ * call with "more", whose last reply is the result, varlink-observe.c;
+ * D-Bus: a session object whose Ended signal is, bus-observe.c). */
 
 #include <stddef.h>
 
