@@ -32,13 +32,16 @@ grep -q '<interface name="org.injectd.Injector1.Injection">' "$work/injection.xm
 
 # An observation's object, while injectctl explore's discovery (over
 # D-Bus) observes a command that sleeps; root sees it, and stops it.
+log "an Observe session object, to introspect"
 INJECTCTL=$BUILD_DIR/src/client/injectctl
-"$INJECTCTL" explore --functions __x64_sys_getppid --max-runs 0 -- sleep 300 >/dev/null 2>"$work/explore.err" &
+"$INJECTCTL" explore --functions __x64_sys_openat --max-runs 0 -- sleep 300 >/dev/null 2>"$work/explore.err" &
 explore_pid=$!
 at_exit kill "$explore_pid"
 observe_node() {
-    busctl introspect --xml-interface org.injectd.Injector1 /org/injectd/Injector1/observe 2>/dev/null |
-        grep -o 'node name="_[0-9a-f]*"' | sed -e 's/^node name="//' -e 's/"$//'
+    local node
+    node=$(busctl introspect --xml-interface org.injectd.Injector1 /org/injectd/Injector1/observe 2>/dev/null |
+        grep -o 'node name="_[0-9a-f]*"' | sed -e 's/^node name="//' -e 's/"$//')
+    [[ -n $node ]] && echo "$node"
 }
 wait_until 120 observe_node
 observe_path=/org/injectd/Injector1/observe/$(observe_node)
@@ -47,6 +50,7 @@ grep -q '<interface name="org.injectd.Injector1.Observe">' "$work/observe.xml" |
     fail "no Observe interface in the introspection of $observe_path: $(cat "$work/observe.xml")"
 busctl call org.injectd.Injector1 "$observe_path" org.injectd.Injector1.Observe Stop
 wait "$explore_pid" || fail "explore after Stop: $(cat "$work/explore.err")"
+log "the Observe session stopped"
 
 # ---- Varlink: every interface GetInfo lists, described, and parsing.
 info=$("$VARLINK_CALL" "$SOCKET" org.varlink.service.GetInfo)
