@@ -4,7 +4,8 @@
 # functions with the same calls as over Varlink for the same workload; the
 # session object is invisible to, and cannot be stopped by, another user;
 # root's Stop ends it and Ended reaches the caller; the caller leaving the
-# bus mid-session releases the observation (its program is unloaded).
+# bus mid-session, its observed tree still running, releases the
+# observation (its program and link are gone).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-daemon.sh"
 
@@ -88,13 +89,24 @@ jq -e '.reached' /tmp/obs-stop.json >/dev/null || fail "no report after Stop: $(
 has_observe_path && fail "the session object is still there after Stop: $(observe_path)"
 
 log "the caller leaving the bus mid-session releases it"
-start_session leave
-kill -KILL "$EXPLORE_PID"
+# A tree that outlives the caller: alice's sleep, observed by pid from
+# busctl, which leaves the bus right after the reply. Only the name's
+# going ends the session (else: at the 10-minute default).
+start_as alice /dev/null /dev/null sleep 300
+sleeper=$BG_PID
+out=$(as alice busctl --json=short call org.injectd.Injector1 /org/injectd/Injector1 \
+    org.injectd.Injector1.Manager Observe 'a{sv}' 2 functions as 1 __x64_sys_openat pid u "$sleeper") ||
+    fail "alice's Observe of her sleep over busctl: $out"
+assert_eq "$sleeper" "$(jq -r '.data[0]' <<<"$out" | jq .pid)" "the pid observed"
+[[ $(jq -r '.data[1]' <<<"$out") == "$OBSERVE_PREFIX"/_* ]] || fail "Observe returned no session object: $out"
+assert_eq 1 "$(jq -r ".data[0]" <<<"$out" | jq .attached)" "functions attached"
 # The daemon hears NameOwnerChanged and frees the session and its link.
 wait_until 120 no_observe_prog
 wait_until 120 eval '! has_observe_path'
+kill -0 "$sleeper" || fail "the observed sleep is gone: the test shows nothing"
 assert_eq 0 "$(bpftool link show --json | jq '[.[] | select(.type == "kprobe_multi")] | length')" \
     "kprobe.multi links left after the caller left"
+kill "$sleeper"
 
 stop_injectd
 check_clean
