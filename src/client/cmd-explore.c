@@ -624,10 +624,9 @@ int cmd_explore(int argc, char **argv) {
         if (kmsg_fd >= 0)
                 (void) kmsg_drain_kernel(kmsg_fd, NULL, NULL);
         fprintf(stderr, "explore: discovery: running the command once, observing %zu functions...\n", n_functions);
-        r = observe_command(arg_varlink_path, argv + optind, functions, n_functions, timeout, &disc);
+        r = observe_command(t, argv + optind, functions, n_functions, timeout, &disc);
         if (r < 0)
-                return report_error(NULL, r, "Cannot run the discovery (Varlink Observe; explore needs injectd's "
-                                    "Varlink socket, D-Bus has no Observe yet)");
+                return report_error(t, r, "Cannot run the discovery (Observe)");
         if (disc.error_name) {
                 fprintf(stderr, "injectctl: %s: %s\n", disc.error_name, disc.error_message ?: "");
                 return EXIT_REFUSED;
@@ -644,9 +643,16 @@ int cmd_explore(int argc, char **argv) {
                         "(the first: %s); they are no error path's and are not findings.\n", baseline.n,
                         baseline.n == 1 ? "" : "s", baseline.v[0].title);
         print_reached(reached, disc.observing, n_functions, denied);
-        if (disc.hung)
-                fprintf(stderr, "explore: the discovery run did not end within --timeout: it was killed, and the "
-                        "counts cover what it did until then.\n");
+        if (disc.hung) {
+                const char *ended = NULL;
+
+                /* Stopped: root called Stop() on the D-Bus session. */
+                (void) json_get_string(disc.result, "ended", &ended);
+                fprintf(stderr, "explore: the discovery run did not end %s: it was killed, and the counts cover "
+                        "what it did until then.\n",
+                        ended && strcmp(ended, "stopped") == 0 ? "before the observation was stopped" :
+                                                                 "within --timeout");
+        }
         }
 
         /* 2. The plan. */

@@ -21,6 +21,7 @@ DLSYM_DEFINE(sd_bus_message_append);
 DLSYM_DEFINE(sd_bus_message_appendv);
 DLSYM_DEFINE(sd_bus_message_close_container);
 DLSYM_DEFINE(sd_bus_message_get_path);
+DLSYM_DEFINE(sd_bus_message_get_sender);
 DLSYM_DEFINE(sd_bus_message_new_method_call);
 DLSYM_DEFINE(sd_bus_message_open_container);
 DLSYM_DEFINE(sd_bus_message_read);
@@ -49,6 +50,7 @@ static const struct {
         DLSYM_ARG(sd_bus_message_appendv),
         DLSYM_ARG(sd_bus_message_close_container),
         DLSYM_ARG(sd_bus_message_get_path),
+        DLSYM_ARG(sd_bus_message_get_sender),
         DLSYM_ARG(sd_bus_message_new_method_call),
         DLSYM_ARG(sd_bus_message_open_container),
         DLSYM_ARG(sd_bus_message_read),

@@ -25,6 +25,7 @@ DLSYM_PROTOTYPE(sd_bus_message_append);
 DLSYM_PROTOTYPE(sd_bus_message_appendv);
 DLSYM_PROTOTYPE(sd_bus_message_close_container);
 DLSYM_PROTOTYPE(sd_bus_message_get_path);
+DLSYM_PROTOTYPE(sd_bus_message_get_sender);
 DLSYM_PROTOTYPE(sd_bus_message_new_method_call);
 DLSYM_PROTOTYPE(sd_bus_message_open_container);
 DLSYM_PROTOTYPE(sd_bus_message_read);

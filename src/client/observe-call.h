@@ -3,12 +3,14 @@
 
 /* explore's discovery run: CMD runs once, with nothing failed, while
  * injectd counts the calls its process tree makes to the functions named
- * (Varlink Observe, docs/varlink-api.md). */
+ * (Observe, docs/varlink-api.md, docs/dbus-api.md). */
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include <json-c/json.h>
+
+#include "transport.h"
 
 typedef struct ObserveOutcome {
         json_object *observing;         /* the first reply: pid, attached, skipped */
@@ -22,9 +24,9 @@ typedef struct ObserveOutcome {
 void observe_outcome_done(ObserveOutcome *o);
 
 /* Runs cmd (its output to our stderr, its process group its own) under
- * observation of functions[0..n) for at most timeout µs, over Varlink at
- * varlink_path (NULL: the default socket). Returns 0 with *ret filled
+ * observation of functions[0..n) for at most timeout µs, through t (busy
+ * until this returns). Returns 0 with *ret filled
  * (a refusal too: then error_name is set and CMD never ran), or a
  * negative errno. Whatever CMD left running is killed before it returns. */
-int observe_command(const char *varlink_path, char **cmd, const char *const *functions, size_t n, uint64_t timeout,
+int observe_command(Transport *t, char **cmd, const char *const *functions, size_t n, uint64_t timeout,
                     ObserveOutcome *ret);

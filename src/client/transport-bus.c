@@ -174,21 +174,19 @@ static int append_request_key(sd_bus_message *m, const char *key, json_object *v
         }
 }
 
-static int bus_inject(Transport *t, json_object *request, char **ret_id, uint64_t *ret_expires_usec,
-                      json_object **ret_injection) {
-        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
-        _cleanup_json_ json_object *list = NULL, *wire = NULL;
-        _cleanup_free_ char *id_copy = NULL;
+/* A call of method on the manager with request as its a{sv}, the "pid",
+ * "cgroup" and "device" keys as fds (transport_request_fds()). */
+static int bus_new_request_call(Transport *t, const char *method, json_object *request, sd_bus_message **ret) {
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_json_ json_object *wire = NULL;
         int fds[TRANSPORT_FDS_MAX];
         size_t n_fds = 0;
-        const char *id, *path;
-        uint64_t expires;
         int r;
 
         r = transport_request_fds(t, request, &wire, fds, &n_fds);
         if (r < 0)
                 return r;
-        r = bus_new_call(t, "Inject", &m);
+        r = bus_new_call(t, method, &m);
         if (r >= 0)
                 r = sym_sd_bus_message_open_container(m, 'a', "{sv}");
         if (r >= 0) {
@@ -204,7 +202,22 @@ static int bus_inject(Transport *t, json_object *request, char **ret_id, uint64_
                 close(fds[i]);
         if (r < 0)
                 return r;
+        *ret = TAKE_PTR(m);
+        return 0;
+}
 
+static int bus_inject(Transport *t, json_object *request, char **ret_id, uint64_t *ret_expires_usec,
+                      json_object **ret_injection) {
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_json_ json_object *list = NULL;
+        _cleanup_free_ char *id_copy = NULL;
+        const char *id, *path;
+        uint64_t expires;
+        int r;
+
+        r = bus_new_request_call(t, "Inject", request, &m);
+        if (r < 0)
+                return r;
         r = bus_call(t, m, &reply);
         if (r < 0)
                 return r;
@@ -252,6 +265,86 @@ static int bus_cancel(Transport *t, const char *id) {
 
 static int bus_reload_policy(Transport *t) {
         return bus_call_method(t, "ReloadPolicy", NULL, NULL);
+}
+
+typedef struct BusObserve {
+        Transport *t;
+        json_object *result;
+        int r;
+} BusObserve;
+
+static int on_ended(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        BusObserve *o = userdata;
+        _cleanup_json_ json_object *v = NULL;
+        const char *s, *name, *message = NULL;
+        int r;
+
+        r = sym_sd_bus_message_read(m, "s", &s);
+        if (r >= 0)
+                r = json_parse_strict(s, strlen(s), 0, &v);
+        if (r >= 0 && !json_object_is_type(v, json_type_object))
+                r = -EBADMSG;
+        if (r < 0)
+                o->r = r;
+        else if (json_get_string(v, "error", &name) >= 0) {
+                /* The counts could not be read: Varlink's error reply. */
+                (void) json_get_string(v, "message", &message);
+                o->r = transport_set_error(o->t, name, message ?: "");
+        } else {
+                o->result = TAKE_PTR(v);
+                o->r = 1;
+        }
+        return 0;
+}
+
+static int bus_observe(Transport *t, json_object *request, TransportObservingFn on_observing, void *userdata,
+                       json_object **ret_result) {
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_(sym_sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
+        _cleanup_json_ json_object *observing = NULL;
+        BusObserve o = { .t = t };
+        const char *doc, *path;
+        int r;
+
+        r = bus_new_request_call(t, "Observe", request, &m);
+        if (r < 0)
+                return r;
+        r = bus_call(t, m, &reply);
+        if (r < 0)
+                return r;
+        r = sym_sd_bus_message_read(reply, "so", &doc, &path);
+        if (r < 0)
+                return r;
+        r = json_parse_strict(doc, strlen(doc), 0, &observing);
+        if (r < 0)
+                return r;
+        if (!json_object_is_type(observing, json_type_object))
+                return -EBADMSG;
+        /* Ended comes unicast from the daemon's unique name, the reply's
+         * sender: sd-bus compares a match's sender as it is. A signal that
+         * came during the call is queued, and dispatched once this match
+         * is in place. */
+        r = sym_sd_bus_match_signal(bus(t), &slot, sym_sd_bus_message_get_sender(reply), path, BUS_OBSERVE,
+                                    "Ended", on_ended, &o);
+        if (r < 0)
+                return r;
+        r = on_observing(observing, userdata);
+        if (r < 0)
+                return r;       /* the session ends with our connection */
+        while (o.r == 0) {
+                r = sym_sd_bus_process(bus(t), NULL);
+                if (r < 0)
+                        return bus_failed(t, &SD_BUS_ERROR_NULL, r);
+                if (r > 0)
+                        continue;
+                r = sym_sd_bus_wait(bus(t), UINT64_MAX);
+                if (r < 0 && r != -EINTR)
+                        return bus_failed(t, &SD_BUS_ERROR_NULL, r);
+        }
+        if (o.r < 0)
+                return o.r;
+        *ret_result = o.result;
+        return 0;
 }
 
 static void bus_done(Transport *t) {

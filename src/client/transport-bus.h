@@ -11,6 +11,7 @@
 #define BUS_PATH "/org/injectd/Injector1"
 #define BUS_MANAGER "org.injectd.Injector1.Manager"
 #define BUS_INJECTION "org.injectd.Injector1.Injection"
+#define BUS_OBSERVE "org.injectd.Injector1.Observe"
 #define BUS_INJECTION_PREFIX "/org/injectd/Injector1/injection/_"
 
 static inline sd_bus *bus(Transport *t) {

@@ -20,6 +20,10 @@
 #define VARLINK_CALL_TIMEOUT_USEC (60 * USEC_PER_SEC)
 #define VARLINK_CALL_TIMEOUT_INTERACTIVE_USEC (6 * USEC_PER_MINUTE)
 
+static uint64_t vl_timeout(bool interactive) {
+        return interactive ? VARLINK_CALL_TIMEOUT_INTERACTIVE_USEC : VARLINK_CALL_TIMEOUT_USEC;
+}
+
 static VarlinkClient *client(Transport *t) {
         return t->data;
 }
@@ -97,6 +101,20 @@ static bool daemon_takes_no_fds(Transport *t) {
                strcmp(message, "Invalid parameter 'fds'") == 0;
 }
 
+/* The request's fds, each at its index among the call's, as the request
+ * says. */
+static int vl_push_fds(Transport *t, const int *fds, size_t n_fds) {
+        for (size_t i = 0; i < n_fds; i++) {
+                int k = varlink_client_push_fd(client(t), fds[i]);
+
+                if (k < 0)
+                        return k;
+                if ((size_t) k != i)
+                        return -EINVAL;
+        }
+        return 0;
+}
+
 static int vl_inject(Transport *t, json_object *request, char **ret_id, uint64_t *ret_expires_usec,
                      json_object **ret_injection) {
         _cleanup_json_ json_object *p = NULL, *reply = NULL;
@@ -113,14 +131,8 @@ static int vl_inject(Transport *t, json_object *request, char **ret_id, uint64_t
                 return r;
         if (t->interactive && !json_object_object_get_ex(p, "interactive", NULL))
                 r = json_add_bool(p, "interactive", true);
-        for (size_t i = 0; r >= 0 && i < n_fds; i++) {
-                /* Index i among the call's fds, as the request says. */
-                int k = varlink_client_push_fd(client(t), fds[i]);
-
-                if (k >= 0 && (size_t) k != i)
-                        k = -EINVAL;
-                r = k < 0 ? k : 0;
-        }
+        if (r >= 0)
+                r = vl_push_fds(t, fds, n_fds);
         if (r >= 0)
                 r = vl_call(t, IFACE "Inject", p, &reply);
         for (size_t i = 0; i < n_fds; i++)
@@ -238,6 +250,69 @@ static int vl_watch(Transport *t, char *const *ids, TransportEventFn callback, v
         return 0; /* the stream ended: it never does unless the daemon goes */
 }
 
+typedef struct ObserveContext {
+        Transport *t;
+        TransportObservingFn on_observing;
+        void *userdata;
+        bool observing;
+        json_object *result;
+        int r;
+} ObserveContext;
+
+static int on_observe_reply(VarlinkClient *c, json_object *params, const char *error, bool continues,
+                            void *userdata) {
+        ObserveContext *o = userdata;
+        json_object *doc;
+
+        if (error) {
+                const char *message = NULL;
+
+                (void) json_get_string(params, "message", &message);
+                o->r = transport_set_error(o->t, error, message);
+                return 1;
+        }
+        if (!o->observing && json_get_object(params, "observing", &doc) >= 0) {
+                o->observing = true;
+                o->r = o->on_observing(doc, o->userdata);
+                return o->r < 0;
+        }
+        if (!continues)
+                o->result = json_object_get(params);
+        return 0;
+}
+
+static int vl_observe(Transport *t, json_object *request, TransportObservingFn on_observing, void *userdata,
+                      json_object **ret_result) {
+        _cleanup_json_ json_object *p = NULL;
+        ObserveContext o = { .t = t, .on_observing = on_observing, .userdata = userdata };
+        int fds[TRANSPORT_FDS_MAX];
+        size_t n_fds = 0;
+        int r;
+
+        r = transport_request_fds(t, request, &p, fds, &n_fds);
+        if (r < 0)
+                return r;
+        r = vl_push_fds(t, fds, n_fds);
+        /* The last reply comes when the tree's root exits, or at the
+         * daemon's timeout. */
+        varlink_client_set_timeout(client(t), VARLINK_TIMEOUT_INFINITY);
+        if (r >= 0)
+                r = varlink_client_call_more(client(t), IFACE "Observe", p, on_observe_reply, &o);
+        for (size_t i = 0; i < n_fds; i++)
+                close(fds[i]);
+        varlink_client_set_timeout(client(t), vl_timeout(t->interactive));
+        if (o.r < 0 || (r >= 0 && o.r == 0 && !o.result)) {
+                json_object_put(o.result);
+                return o.r < 0 ? o.r : -EBADMSG;
+        }
+        if (r < 0) {
+                json_object_put(o.result);
+                return vl_failed(t, r);
+        }
+        *ret_result = o.result;
+        return 0;
+}
+
 static void vl_done(Transport *t) {
         t->data = varlink_client_free(t->data);
 }
@@ -258,7 +333,7 @@ int transport_open_varlink(const char *path, bool interactive, Transport **ret, 
                                  path, strerror(-r)) < 0 ? -ENOMEM : -EHOSTDOWN;
         if (r < 0)
                 return r;
-        varlink_client_set_timeout(c, interactive ? VARLINK_CALL_TIMEOUT_INTERACTIVE_USEC : VARLINK_CALL_TIMEOUT_USEC);
+        varlink_client_set_timeout(c, vl_timeout(interactive));
 
         return transport_new(&varlink_ops, c, interactive, ret);
 }

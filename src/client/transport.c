@@ -116,6 +116,12 @@ int transport_watch(Transport *t, char *const *ids, TransportEventFn callback, v
         return t->ops->watch(t, ids, callback, userdata);
 }
 
+int transport_observe(Transport *t, json_object *request, TransportObservingFn on_observing, void *userdata,
+                      json_object **ret_result) {
+        transport_clear_error(t);
+        return t->ops->observe(t, request, on_observing, userdata, ret_result);
+}
+
 int transport_reload_policy(Transport *t) {
         transport_clear_error(t);
         return t->ops->reload_policy(t);

@@ -43,6 +43,11 @@ static inline bool errno_is_disconnect(int r) {
  * by transport_watch(). */
 typedef int (*TransportEventFn)(json_object *event, void *userdata);
 
+/* Called once, when the observation is on, with its "observing" document
+ * (borrowed). A negative return is returned by transport_observe(), which
+ * then ends the observation. */
+typedef int (*TransportObservingFn)(json_object *observing, void *userdata);
+
 typedef struct TransportOps {
         int (*get_capabilities)(Transport *t, json_object **ret);
         int (*list_functions)(Transport *t, const char *pattern, json_object **ret);
@@ -52,6 +57,8 @@ typedef struct TransportOps {
         int (*cancel)(Transport *t, const char *id);
         int (*watch)(Transport *t, char *const *ids, TransportEventFn callback, void *userdata);
         int (*reload_policy)(Transport *t);
+        int (*observe)(Transport *t, json_object *request, TransportObservingFn on_observing, void *userdata,
+                       json_object **ret_result);
         void (*done)(Transport *t);
 } TransportOps;
 
@@ -67,6 +74,7 @@ typedef struct TransportOps {
                 .cancel = prefix##_cancel,                                      \
                 .watch = prefix##_watch,                                        \
                 .reload_policy = prefix##_reload_policy,                        \
+                .observe = prefix##_observe,                                    \
                 .done = prefix##_done,                                          \
         }
 
@@ -124,6 +132,16 @@ int transport_cancel(Transport *t, const char *id);
 int transport_watch(Transport *t, char *const *ids, TransportEventFn callback, void *userdata);
 
 int transport_reload_policy(Transport *t);
+
+/* Observe (docs/varlink-api.md, docs/dbus-api.md): request holds
+ * "functions", and "pid" (sent as a pidfd, as transport_inject() does) and
+ * "duration_usec". on_observing gets the "observing" document when it is
+ * on; then this waits, without a timeout, until the daemon ends it, and
+ * *ret_result is the end's document: {"functions", "ended"}. Over
+ * Varlink this holds the connection, over D-Bus the calling connection
+ * owns the session: it ends when t is freed. */
+int transport_observe(Transport *t, json_object *request, TransportObservingFn on_observing, void *userdata,
+                      json_object **ret_result);
 
 /* After -EREMOTEIO or -EHOSTDOWN; NULL otherwise. */
 const char *transport_error_name(Transport *t);

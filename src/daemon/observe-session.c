@@ -95,6 +95,10 @@ static int on_timer(sd_event_source *es, uint64_t usec, void *userdata) {
         return 0;
 }
 
+void observe_session_stop(ObserveSession *s) {
+        finish(s, "stopped");
+}
+
 static int take_pidfd(json_object *params, const int *fds, size_t n_fds, InjectRequest *req, InjectError *err) {
         uint64_t u;
         int r;

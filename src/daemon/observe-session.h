@@ -7,7 +7,8 @@
  * functions policy lets them fail (root: any), until the tree's root
  * exits, the session's time is up, or the caller goes; then the counts
  * are its result. The front ends decide how the caller waits (Varlink: a
- * call with "more", whose last reply is the result). */
+ * call with "more", whose last reply is the result, varlink-observe.c;
+ * D-Bus: a session object whose Ended signal is, bus-observe.c). */
 
 #include <stddef.h>
 
@@ -24,7 +25,7 @@
 typedef struct ObserveSession ObserveSession;
 
 /* result: {"functions": [{function, calls, stacks: [{first_call, calls}],
- * stack_errors}], "ended": "exited"|"timeout"}, borrowed; NULL with err
+ * stack_errors}], "ended": "exited"|"timeout"|"stopped"}, borrowed; NULL with err
  * set when the counts could not be read. The session is freed after. */
 typedef void (*observe_done_cb)(ObserveSession *s, json_object *result, const InjectError *err, void *userdata);
 
@@ -35,5 +36,8 @@ typedef void (*observe_done_cb)(ObserveSession *s, json_object *result, const In
 int observe_session_start(Manager *m, const Caller *c, json_object *params, const int *fds, size_t n_fds,
                           observe_done_cb done, void *userdata, ObserveSession **ret, json_object **ret_started,
                           InjectError *err);
+/* Ends it now, as if its time were up but with "ended": "stopped": done
+ * is called (before this returns) and the session freed. */
+void observe_session_stop(ObserveSession *s);
 /* Ends it without calling done (its caller left). */
 ObserveSession *observe_session_free(ObserveSession *s);

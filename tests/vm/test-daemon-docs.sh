@@ -30,6 +30,28 @@ grep -q '<interface name="org.injectd.Injector1.Manager">' "$work/manager.xml" |
 grep -q '<interface name="org.injectd.Injector1.Injection">' "$work/injection.xml" ||
     fail "no Injection interface in the introspection of $path: $(cat "$work/injection.xml")"
 
+# An observation's object, while injectctl explore's discovery (over
+# D-Bus) observes a command that sleeps; root sees it, and stops it.
+log "an Observe session object, to introspect"
+INJECTCTL=$BUILD_DIR/src/client/injectctl
+"$INJECTCTL" explore --functions __x64_sys_openat --max-runs 0 -- sleep 300 >/dev/null 2>"$work/explore.err" &
+explore_pid=$!
+at_exit kill "$explore_pid"
+observe_node() {
+    local node
+    node=$(busctl introspect --xml-interface org.injectd.Injector1 /org/injectd/Injector1/observe 2>/dev/null |
+        grep -o 'node name="_[0-9a-f]*"' | sed -e 's/^node name="//' -e 's/"$//')
+    [[ -n $node ]] && echo "$node"
+}
+wait_until 120 observe_node
+observe_path=/org/injectd/Injector1/observe/$(observe_node)
+busctl introspect --xml-interface org.injectd.Injector1 "$observe_path" >"$work/observe.xml"
+grep -q '<interface name="org.injectd.Injector1.Observe">' "$work/observe.xml" ||
+    fail "no Observe interface in the introspection of $observe_path: $(cat "$work/observe.xml")"
+busctl call org.injectd.Injector1 "$observe_path" org.injectd.Injector1.Observe Stop
+wait "$explore_pid" || fail "explore after Stop: $(cat "$work/explore.err")"
+log "the Observe session stopped"
+
 # ---- Varlink: every interface GetInfo lists, described, and parsing.
 info=$("$VARLINK_CALL" "$SOCKET" org.varlink.service.GetInfo)
 mapfile -t interfaces < <(jq -r '.parameters.interfaces[]' <<<"$info")
@@ -53,7 +75,7 @@ assert_eq 1 "$rc" "varlink-call --validate-idl on a broken description (said: $e
 
 # ---- The docs, both ways.
 err=$(python3 "$CHECK" dbus --varlink-idl "$work/org.injectd.Injector.varlink" \
-    "$DBUS_DOC" "$work/manager.xml" "$work/injection.xml" 2>&1) ||
+    "$DBUS_DOC" "$work/manager.xml" "$work/injection.xml" "$work/observe.xml" 2>&1) ||
     fail "docs/dbus-api.md does not match the daemon:"$'\n'"$err"
 log "$err"
 err=$(python3 "$CHECK" varlink "$VARLINK_DOC" "${idls[@]}" 2>&1) ||
@@ -66,7 +88,8 @@ log "$err"
 sed -e 's/^#### `FaultsSuppressed`/#### `FaultsDropped`/' -e 's/^readonly u OwnerUID$/readonly t OwnerUID/' \
     "$DBUS_DOC" >"$work/dbus-api.md"
 rc=0
-err=$(python3 "$CHECK" dbus "$work/dbus-api.md" "$work/manager.xml" "$work/injection.xml" 2>&1) || rc=$?
+err=$(python3 "$CHECK" dbus "$work/dbus-api.md" "$work/manager.xml" "$work/injection.xml" "$work/observe.xml" 2>&1) ||
+    rc=$?
 assert_eq 1 "$rc" "the check of a doctored docs/dbus-api.md (said: $err)"
 assert_contains "$err" "signal FaultsSuppressed is not documented" "the check of a doctored docs/dbus-api.md"
 assert_contains "$err" "\`FaultsDropped\` is documented under '### Signals', but the daemon has no such signal" \

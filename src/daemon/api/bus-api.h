@@ -19,6 +19,7 @@ typedef struct BusApi BusApi;
 typedef struct BusInjection BusInjection;
 typedef struct BusRequester BusRequester;
 typedef struct BusSubscriber BusSubscriber;
+typedef struct BusObserve BusObserve;
 
 struct BusApi {
         Manager *manager;
@@ -29,6 +30,8 @@ struct BusApi {
         BusRequester *requesters;       /* names with Inject calls being decided */
         BusSubscriber *subscribers;     /* Manager.Subscribe() callers */
         size_t n_subscribers;
+        BusObserve *observes;           /* Manager.Observe() sessions (bus-observe.c) */
+        uint64_t observe_last_id;
         /* The caller of the message being dispatched, known by its sender
          * and cookie: sd-bus asks find_injection once per object and
          * interface of one message, and enumerate once per injection, and
@@ -56,6 +59,11 @@ void bus_reply_done(Manager *mgr, const InjectError *err, void *userdata);
  * ReloadPolicy(): the core answers when it has decided, maybe after polkit. */
 int bus_call_manage(sd_bus_message *m, Manager *mgr, const char *id, sd_bus_error *error);
 
+/* Reads a request's a{sv} (bus-spec.c) as the JSON object Varlink gets;
+ * the fds stay m's. Sets error for what is malformed. */
+int bus_read_request(sd_bus_message *m, json_object **ret, int fds[static REQUEST_FDS_MAX], size_t *ret_n_fds,
+                     sd_bus_error *error);
+
 /* A signal sent to the injection's D-Bus owner and the subscribers who may
  * see it only; nothing to anyone else. */
 int bus_emit_to_owner(BusApi *b, Injection *inj, const char *path, const char *iface, const char *member,
@@ -68,6 +76,9 @@ const char *bus_injection_path(const Injection *inj, char buf[static BUS_INJECTI
 /* The unique bus name of inj's requester, NULL if it came by Varlink. */
 const char *bus_injection_owner(BusApi *b, const Injection *inj);
 int bus_injection_register(BusApi *b);
+/* The caller of the message being dispatched (kept for the rest of its
+ * dispatch), NULL if it cannot be identified. */
+const Caller *bus_current_caller(BusApi *b, sd_bus *bus);
 /* Drops the caller kept for the message being dispatched. */
 void bus_api_forget_caller(BusApi *b);
 void bus_injection_fault(BusApi *b, Injection *inj, const struct inject_event *ev, const char *comm);
@@ -100,6 +111,13 @@ BusRequester *bus_requester_unref(BusRequester *rq);
 DEFINE_TRIVIAL_CLEANUP_FUNC(BusRequester *, bus_requester_unref);
 void bus_requester_check_gone(BusRequester *rq);
 void bus_requesters_free(BusApi *b);
+
+/* Manager.Observe() (bus-observe.c): the method, the session objects
+ * (/org/injectd/Injector1/observe/_<n>, their Stop() and Ended signal),
+ * and freeing every session when the front end goes. */
+int bus_observe_method(sd_bus_message *m, void *userdata, sd_bus_error *error);
+int bus_observe_register(BusApi *b);
+void bus_observes_free(BusApi *b);
 
 /* Manager.Subscribe() (bus-subscribers.c). bus_subscribe() is a no-op
  * for a name already subscribed; -EUSERS when too many are, -EDQUOT when

@@ -129,15 +129,13 @@ int bus_owner_track(Manager *m, Injection *inj, const Caller *c, void *owner, vo
         return r < 0 ? r : 1;
 }
 
-/* The object of an injection the sender may not see does not exist for it:
- * the same rule as the lists (manager_may_see). */
-static bool current_caller_may_see(BusApi *b, sd_bus *bus, Injection *inj) {
+const Caller *bus_current_caller(BusApi *b, sd_bus *bus) {
         sd_bus_message *m = sd_bus_get_current_message(bus);
         const char *sender = m ? sd_bus_message_get_sender(m) : NULL;
         uint64_t cookie;
 
         if (!sender || sd_bus_message_get_cookie(m, &cookie) < 0)
-                return false;
+                return NULL;
         /* Unique names are never reused on a bus, and a sender's cookies
          * only grow: (sender, cookie) names this one message. */
         if (!b->seen_sender || cookie != b->seen_cookie || strcmp(sender, b->seen_sender) != 0) {
@@ -145,16 +143,24 @@ static bool current_caller_may_see(BusApi *b, sd_bus *bus, Injection *inj) {
 
                 bus_api_forget_caller(b);
                 if (caller_from_bus(m, &c) < 0)
-                        return false;
+                        return NULL;
                 b->seen_sender = strdup(sender);
                 if (!b->seen_sender) {
                         caller_done(&c);
-                        return false;
+                        return NULL;
                 }
                 b->seen_cookie = cookie;
                 b->seen_caller = c;
         }
-        return manager_may_see(inj->manager, &b->seen_caller, inj);
+        return &b->seen_caller;
+}
+
+/* The object of an injection the sender may not see does not exist for it:
+ * the same rule as the lists (manager_may_see). */
+static bool current_caller_may_see(BusApi *b, sd_bus *bus, Injection *inj) {
+        const Caller *c = bus_current_caller(b, bus);
+
+        return c && manager_may_see(inj->manager, c, inj);
 }
 
 void bus_api_forget_caller(BusApi *b) {

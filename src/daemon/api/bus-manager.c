@@ -87,6 +87,16 @@ static BusRequester *inject_requester(BusApi *b, sd_bus_message *m) {
         return rq;
 }
 
+int bus_read_request(sd_bus_message *m, json_object **ret, int fds[static REQUEST_FDS_MAX], size_t *ret_n_fds,
+                     sd_bus_error *error) {
+        int r = bus_read_inject_spec(m, ret, fds, ret_n_fds, error);
+
+        if (r < 0 && !sd_bus_error_is_set(error))
+                return sd_bus_error_setf(error, BUS_ERROR_PREFIX INJECT_ERROR_INVALID_ARGUMENT,
+                                         "Malformed request: %s", strerror(-r));
+        return r;
+}
+
 static int method_inject(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         _cleanup_(json_object_putp) json_object *spec = NULL;
         _cleanup_(bus_requester_unrefp) BusRequester *rq = NULL;
@@ -99,13 +109,9 @@ static int method_inject(sd_bus_message *m, void *userdata, sd_bus_error *error)
         int r;
 
         /* The fds stay m's: manager_inject() duplicates what it keeps. */
-        r = bus_read_inject_spec(m, &spec, fds, &n_fds, error);
-        if (r < 0) {
-                if (sd_bus_error_is_set(error))
-                        return r;
-                return sd_bus_error_setf(error, BUS_ERROR_PREFIX INJECT_ERROR_INVALID_ARGUMENT,
-                                         "Malformed request: %s", strerror(-r));
-        }
+        r = bus_read_request(m, &spec, fds, &n_fds, error);
+        if (r < 0)
+                return r;
         r = caller_from_bus(m, &c);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "Cannot identify the caller: %m");
@@ -287,6 +293,9 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("Inject", SD_BUS_ARGS("a{sv}", spec),
                                 SD_BUS_RESULT("s", id, "o", injection, "t", expires_usec), method_inject,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Observe", SD_BUS_ARGS("a{sv}", request),
+                                SD_BUS_RESULT("s", observing_json, "o", session), bus_observe_method,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ListInjections", SD_BUS_ARGS("b", all), SD_BUS_RESULT("s", injections_json),
                                 method_list_injections, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Cancel", SD_BUS_ARGS("s", id), SD_BUS_NO_RESULT, method_cancel,
@@ -369,6 +378,7 @@ BusApi *bus_api_free(BusApi *b) {
         manager_remove_listener(b->manager, &b->listener);
         manager_set_owner_tracker(b->manager, TRANSPORT_BUS, NULL);
         bus_subscribers_free(b);
+        bus_observes_free(b);
         bus_injections_free(b);
         bus_requesters_free(b);
         sd_bus_flush_close_unref(b->bus);
@@ -403,6 +413,9 @@ int bus_api_new(Manager *m, BusApi **ret) {
         if (r < 0)
                 return log_error_errno(r, "Failed to register '%s': %m", BUS_PATH);
         r = bus_injection_register(b);
+        if (r < 0)
+                return r;
+        r = bus_observe_register(b);
         if (r < 0)
                 return r;
         r = sd_bus_request_name(b->bus, BUS_NAME, 0);
