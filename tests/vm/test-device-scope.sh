@@ -199,6 +199,19 @@ out=$(as alice "$INJECTCTL" run --fail "should_fail_bio:EIO,device=$LA" -- \
 assert_contains "$out" "Input/output error" "alice's read under run --fail should_fail_bio:EIO,device=$LA"
 assert_contains "$out" should_fail_bio "run's summary"
 
+# The other backend: an fmod_ret program reads the bio through
+# bpf_get_func_arg() where the kprobe one reads a register. Bob's device,
+# beside it, is untouched by it as well.
+id=$(as alice "$INJECTCTL" inject should_fail_bio --error EIO --device "$LA" --backend fmod_ret \
+    --for 5min --detach) || fail "alice could not arm her device with the fmod_ret backend: $id"
+out=$(as alice dd if="$MA/old" of=/dev/null bs=64k iflag=direct status=none 2>&1) &&
+    fail "alice's read under the fmod_ret backend succeeded: $out"
+assert_contains "$out" "Input/output error" "alice's read under the fmod_ret backend"
+assert_eq "$sum" "$(as bob dd if="$MB/f" bs=64k iflag=direct status=none | sha256sum)" \
+    "bob's file read back with O_DIRECT beside the fmod_ret injection"
+assert_eq fmod_ret "$(as alice "$INJECTCTL" show "$id" --json | jq -r .backend)" "the injection's backend"
+as alice "$INJECTCTL" cancel "$id" >/dev/null
+
 # ---- refusals, as alice, each leaving nothing armed.
 # refused WHAT WANT OPTION...: alice's inject with OPTIONs is refused with
 # an error matching the regex WANT.
