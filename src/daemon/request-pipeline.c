@@ -356,9 +356,11 @@ int manager_inject(Manager *m, const Caller *c, json_object *request, const int 
                   transport_to_string(c->transport),
                   request ? json_object_to_json_string_ext(request, JSON_C_TO_STRING_PLAIN) : "(none)");
 
-        r = parse(p, request, fds, n_fds, &err);
+        /* The rate first: a malformed request costs the daemon its parsing
+         * and the engine's check, so it counts like any other. */
+        r = authorize_rate(m, c, &err);
         if (r >= 0)
-                r = authorize_rate(m, c, &err);
+                r = parse(p, request, fds, n_fds, &err);
         if (r >= 0)
                 r = resolve_scope(m->engine, c, &p->req, &p->scope, &err);
         if (r >= 0)

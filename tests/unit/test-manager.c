@@ -312,6 +312,12 @@ static void test_rate(void) {
         refused_audited(m, &c, bad, "LimitExceeded");
         /* Per user. */
         (void) inject_ok(m, &other, "{\"function\": \"__x64_sys_openat\", \"error\": \"ENOENT\", \"scope\": \"global\"}");
+        /* Malformed requests count as well (parsing them and the engine's
+         * check are the daemon's work too), and once the rate is spent
+         * they are refused for it before anything is read. */
+        inject_refused(m, &other, "{\"function\": 42}", "InvalidArgument");
+        inject_refused(m, &other, "{\"function\": \"__x64_sys_openat\", \"error\": \"ENOPE\"}", "InvalidArgument");
+        refused_audited(m, &other, "{\"function\": 42}", "LimitExceeded");
         teardown(m);
 }
 
