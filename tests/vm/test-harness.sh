@@ -2,8 +2,9 @@
 # Host-side test of tests/vm/run itself: exit statuses, streamed output,
 # the environment and shares it passes, the timeout, the skip rule, a
 # failing lib.sh scenario, the evidence a timed-out VM leaves, and the
-# --systemd boot timeout. Runs on the host
-# (meson test vm-harness); it boots five VMs, about a minute under TCG.
+# --systemd boot timeout, --exclusive and named kernels. Runs on the host
+# (meson test vm-harness); it boots six VMs, about a minute under TCG (85 s
+# with six helpers' VMs beside it; meson gives it 600).
 set -euo pipefail
 
 vm_dir=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
@@ -108,6 +109,32 @@ assert_eq 125 "$rc" "exit status without a kernel"
 rc=0
 INJECTD_VM_ALLOW_SKIP=1 "$run" --kernel "$tmp/none" -- true >"$tmp/out" 2>"$tmp/err" || rc=$?
 assert_eq 77 "$rc" "exit status without a kernel when skipping is allowed"
+# A named kernel flavour whose image is missing is the same harness error.
+rc=0
+INJECTD_VM_ALLOW_SKIP=0 INJECTD_TEST_KERNEL_DEBUG_612="$tmp/none" \
+    "$run" --kernel debug-6.12 -- true >"$tmp/out" 2>"$tmp/err" || rc=$?
+assert_eq 125 "$rc" "exit status of --kernel debug-6.12 without its image"
+assert_contains "$(cat "$tmp/err")" "no test kernel at '$tmp/none'" "message of --kernel debug-6.12 without its image"
+rc=0
+"$run" --exclusive 'two words' -- true >"$tmp/out" 2>"$tmp/err" || rc=$?
+assert_eq 125 "$rc" "exit status of --exclusive with a blank"
+# --exclusive: a second VM of the same name waits for the first, and says so.
+log "exclusive"
+exec {held}>"${TMPDIR:-/tmp}/injectd-vm-harness-test.lock"
+flock "$held"
+rc=0
+# (without our lock fd: flock's lock belongs to the open file, which the
+# child would otherwise hold too)
+"$run" --exclusive harness-test -- true >"$tmp/out" 2>"$tmp/err" {held}>&- &
+waiter=$!
+for ((i = 0; i < 600; i++)); do
+    grep -q "waiting for the other 'harness-test' VM" "$tmp/err" && break
+    sleep 0.1
+done
+assert_contains "$(cat "$tmp/err")" "waiting for the other 'harness-test' VM" "message of a second --exclusive VM"
+exec {held}>&-
+wait "$waiter" || rc=$?
+assert_eq 0 "$rc" "exit status of the --exclusive VM once the lock was free"
 # --append takes one kernel argument: blanks would split it on the kernel's
 # command line, so it is refused before anything boots.
 rc=0
