@@ -409,7 +409,8 @@ static int outer_map_fits(int outer_fd, SiteMapKind k) {
                         continue;
                 if (errno != ENOENT)
                         return negative_errno();
-                if (bpf_map_update_elem(outer_fd, &i, &inner, BPF_NOEXIST) < 0)
+                /* An array of maps takes BPF_ANY only (else EINVAL, as for a misfit). */
+                if (bpf_map_update_elem(outer_fd, &i, &inner, BPF_ANY) < 0)
                         return errno == EINVAL ? 0 : negative_errno();
                 (void) bpf_map_delete_elem(outer_fd, &i);
                 return 1;
