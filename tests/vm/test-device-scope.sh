@@ -23,7 +23,8 @@
 # it), a function whose arguments name no block device, devices that do
 # not exist, a partition, a name that is a path. Loop devices on files in
 # a mount namespace the daemon does not see: injectctl sends the backing
-# file (backing_fd), without which the daemon cannot tell, and a decoy of
+# file (backing_fd), opened read-write, without which the device is not
+# hers (the daemon looks no path up for her), and a decoy of
 # alice's at the path of bob's file does not make his device hers. And the
 # scope is the disk as attached: when root detaches her loop device and
 # attaches bob's image to the same number, her armed injection no longer
@@ -299,7 +300,8 @@ done
 out=$(vl alice org.injectd.Injector.Inject \
     "{\"function\":\"should_fail_bio\",\"error\":\"EIO\",\"device\":\"${LC#/dev/}\",\"detach\":true}" 2>&1) &&
     fail "alice's loop device was armed by a path the daemon cannot see: $out"
-assert_contains "$out" BadScope "alice's Inject on $LC without backing_fd"
+[[ $out =~ $FOREIGN ]] || fail "alice's Inject on $LC without backing_fd: expected /$FOREIGN/, saw '$out'"
+assert_contains "$out" "no backing file was sent" "alice's Inject on $LC without backing_fd"
 log "without backing_fd: $out"
 # bob's, whose path in the daemon's view is alice's decoy: refused with
 # the fd injectctl sends (the decoy, from her namespace; his file, from
