@@ -19,6 +19,9 @@
 # her operations fails by its own I/O, with EIO. bob's file systems are
 # ordinary ext4.
 #
+# Another user's task that submits I/O to her device (bob's read of a
+# file of hers, root's sync) is counted in her events but not shown.
+#
 # Then the refusals, as alice: bob's loop device (foreign: no rule grants
 # it), a function whose arguments name no block device, devices that do
 # not exist, a partition, a name that is a path. Loop devices on files in
@@ -170,6 +173,21 @@ assert_eq "write 0" "$(head -n1 "$W/bob.out")" "bob's write with fsync, during a
 assert_eq "$sum" "$(sed -n 2p "$W/bob.out")" "bob's file read back with O_DIRECT, during alice's faults"
 [[ ! -s $W/bob.err ]] || fail "bob's I/O complained: $(cat "$W/bob.err")"
 wait_until 120 has_fault '.comm == "dd"'
+
+# (3) Another user's task on her device is not hers to see (issue 29):
+# bob reads a file of hers, his bio fails, and her events count that
+# fault with its task redacted (pid 0, no comm, no stack), never his pid.
+# Likewise root's sync, which submitted her file system's metadata in (1).
+redacted() { faults '.pid == 0 and .tgid == 0 and .comm == "" and (.stack | length) == 0'; }
+r0=$(redacted)
+out=$(as bob bash -c "echo \"pid \$\$\"; exec dd if='$MA/old' of=/dev/null bs=64k iflag=direct status=none" 2>&1) &&
+    fail "bob's read of alice's file under her injection succeeded: $out"
+assert_contains "$out" "Input/output error" "bob's read of alice's file under her injection"
+bob_pid=$(sed -n 's/^pid //p' <<<"$out")
+wait_until 120 eval '(($(redacted) > r0))'
+log "bob's read (pid $bob_pid): $out; redacted events $r0, then $(redacted)"
+assert_eq 0 "$(faults ".tgid == $bob_pid or .pid == $bob_pid")" "fault events showing bob's dd to alice"
+assert_eq 0 "$(faults '.comm == "sync"')" "fault events showing root's sync to alice"
 
 # Counters: every fault the injection counts is an event, or counted as
 # suppressed (the event rate); and it counts at least alice's failures.
