@@ -47,11 +47,14 @@ static int on_ring_event(void *ctx, void *data, size_t size) {
         Manager *m = ctx;
         const struct inject_event *ev = data;
         Injection *inj;
-        struct inject_event shown;
+        struct inject_event shown = {};
+        bool has_task;
         char comm[INJECT_COMM_LEN + 1] = {};
 
-        if (size < sizeof(*ev))
+        /* An older program's record (adopted pins) ends before uid. */
+        if (size < INJECT_EVENT_MIN_SIZE)
                 return 0;
+        has_task = size >= sizeof(*ev);
         m->events_this_turn++;
         inj = manager_find(m, ev->inj_id);
         if (!inj)
@@ -71,8 +74,8 @@ static int on_ring_event(void *ctx, void *data, size_t size) {
         /* What the subscribers see: another user's task that a device
          * scope failed is not theirs to see (fault-redact.h). The kernel
          * log above is the administrator's and keeps it. */
-        shown = *ev;
-        if (fault_event_redact(inj, &shown))
+        memcpy(&shown, ev, has_task ? sizeof(shown) : INJECT_EVENT_MIN_SIZE);
+        if (fault_event_redact(inj, &shown, has_task))
                 comm[0] = 0;
         manager_publish_fault(m, inj, &shown, comm);
 

@@ -78,14 +78,26 @@ void fault_task_read(const char *proc_root, pid_t pid, uint64_t event_ns, FaultT
         fclose(f);
 }
 
-bool fault_event_redact(const Injection *inj, struct inject_event *ev) {
+void fault_task_from_event(const struct inject_event *ev, FaultTask *t) {
+        *t = (FaultTask) {
+                .known = true,
+                .kthread = ev->task_flags & INJECT_TASK_KTHREAD,
+                .uids = { ev->uid, ev->uid, ev->uid, ev->uid },   /* INJECT_UID_ANY: mixed, nobody's own */
+        };
+}
+
+bool fault_event_redact(const Injection *inj, struct inject_event *ev, bool has_task) {
         FaultTask t;
 
         if (inj->info.slot.scope_kind != INJECT_SCOPE_DEVICE || inj->owner_privileged)
                 return false;
-        /* pid 0: interrupt context on an idle CPU (swapper), nobody's to
-         * show either: /proc has no 0. */
-        fault_task_read(NULL, (pid_t) ev->pid, ev->time_ns, &t);
+        /* The task as the BPF program saw it at the fault; from /proc
+         * only for an older program's record, where a task gone since
+         * is not shown (/proc has no pid 0 either). */
+        if (has_task)
+                fault_task_from_event(ev, &t);
+        else
+                fault_task_read(NULL, (pid_t) ev->pid, ev->time_ns, &t);
         if (fault_task_visible_to(inj->owner_uid, &t))
                 return false;
         ev->pid = ev->tgid = 0;
