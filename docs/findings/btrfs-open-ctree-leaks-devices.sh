@@ -19,7 +19,7 @@ except OSError as e:
     print("O_EXCL open:", e)' "$1"
 }
 show() {
-    echo "# $*"
+    echo "# ${*@Q}"
     "$@" 2>&1
     echo "(exit $?)"
 }
