@@ -19,7 +19,11 @@ except OSError as e:
     print("O_EXCL open:", e)' "$1"
 }
 show() {
-    echo "# ${*@Q}"
+    local a line="#"
+    for a; do
+        if [[ $a =~ ^[-A-Za-z0-9_./:=,]+$ ]]; then line+=" $a"; else line+=" ${a@Q}"; fi
+    done
+    echo "$line"
     "$@" 2>&1
     echo "(exit $?)"
 }
