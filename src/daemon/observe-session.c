@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "authorize.h"
 #include "cleanup.h"
 #include "engine-observe.h"
 #include "json-build.h"
@@ -20,7 +21,10 @@
 #include "scope-resolve.h"
 
 struct ObserveSession {
+        ObserveSession *next;           /* in manager->observe_sessions */
         Manager *manager;
+        uid_t uid;                      /* the observer's, for the shares */
+        bool privileged;
         EngineObserve *observe;
         int pidfd;                      /* the root's, readable once it exits */
         sd_event_source *exit_watch;
@@ -32,6 +36,11 @@ struct ObserveSession {
 ObserveSession *observe_session_free(ObserveSession *s) {
         if (!s)
                 return NULL;
+        for (ObserveSession **pp = &s->manager->observe_sessions; *pp; pp = &(*pp)->next)
+                if (*pp == s) {
+                        *pp = s->next;
+                        break;
+                }
         sd_event_source_disable_unref(s->exit_watch);
         sd_event_source_disable_unref(s->timer);
         engine_observe_free(s->observe);
@@ -97,6 +106,17 @@ static int on_timer(sd_event_source *es, uint64_t usec, void *userdata) {
 
 void observe_session_stop(ObserveSession *s) {
         finish(s, "stopped");
+}
+
+unsigned observe_session_count(Manager *m, uid_t uid, bool any_uid) {
+        unsigned n = 0;
+
+        for (ObserveSession *s = m->observe_sessions; s; s = s->next)
+                /* A privileged caller's sessions are not the share of an
+                 * unprivileged caller with its uid (root in a container). */
+                if (any_uid || (s->uid == uid && !s->privileged))
+                        n++;
+        return n;
 }
 
 static int take_pidfd(json_object *params, const int *fds, size_t n_fds, InjectRequest *req, InjectError *err) {
@@ -194,11 +214,26 @@ int observe_session_start(Manager *m, const Caller *c, json_object *params, cons
                                         "You may observe only your own processes: %s%s%s", scope.desc,
                                         scope.why[0] ? ", " : "", scope.why);
 
+        /* Before anything is loaded: the shares are what keeps the
+         * sessions' maps within the daemon's memory. */
+        r = authorize_observe(m, c, observe_session_count(m, c->uid, false), observe_session_count(m, 0, true), err);
+        if (r < 0) {
+                audit_log(LOG_NOTICE, &(AuditRecord) { .event = "observe", .caller = c, .scope = scope.desc,
+                                                       .result = "refused" },
+                          "Observe refused: %s", err->message);
+                return r;
+        }
+
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
-        *s = (ObserveSession) { .manager = m, .pidfd = -1, .done = done, .userdata = userdata };
-        r = engine_observe_start(m->engine, scope.pid, scope.start_ticks, functions, n_functions, &s->observe, err);
+        *s = (ObserveSession) { .manager = m, .uid = c->uid, .privileged = c->privileged, .pidfd = -1,
+                                .done = done, .userdata = userdata, .next = m->observe_sessions };
+        m->observe_sessions = s;
+        /* The same credential check as the caller's injection would make:
+         * none for a privileged caller, whose injections have none. */
+        r = engine_observe_start(m->engine, scope.pid, scope.start_ticks, c->privileged ? INJECT_UID_ANY : c->uid,
+                                 functions, n_functions, &s->observe, err);
         if (r < 0)
                 return r;
         s->pidfd = pidfd_open_pid(scope.pid);

@@ -6,7 +6,9 @@
  * A caller observes a process tree of their own (root: any), on the
  * functions policy lets them fail (root: any), until the tree's root
  * exits, the session's time is up, or the caller goes; then the counts
- * are its result. The front ends decide how the caller waits (Varlink: a
+ * are its result. Each counts toward its user's share and the daemon's
+ * (authorize_observe()), and only calls made with the caller's own
+ * credentials are counted, as only those could be failed. The front ends decide how the caller waits (Varlink: a
  * call with "more", whose last reply is the result, varlink-observe.c;
  * D-Bus: a session object whose Ended signal is, bus-observe.c). */
 
@@ -39,5 +41,7 @@ int observe_session_start(Manager *m, const Caller *c, json_object *params, cons
 /* Ends it now, as if its time were up but with "ended": "stopped": done
  * is called (before this returns) and the session freed. */
 void observe_session_stop(ObserveSession *s);
+/* Sessions running: of uid's unprivileged callers, or of everyone (any_uid). */
+unsigned observe_session_count(Manager *m, uid_t uid, bool any_uid);
 /* Ends it without calling done (its caller left). */
 ObserveSession *observe_session_free(ObserveSession *s);
