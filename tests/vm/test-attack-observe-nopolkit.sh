@@ -29,7 +29,14 @@ observe_reply() {
         "{\"functions\": $FUNCS, \"pid\": $alice_pid}" || true
 }
 granted() { [[ $(observe_reply | jq -r '.parameters.observing.attached // 0') -gt 0 ]]; }
-refused() { [[ $(observe_reply | jq -r '.error // empty') == org.injectd.Injector.NotAuthorized ]]; }
+# pk_refuses: polkitd itself refuses alice's sleep org.injectd.observe
+# (pkcheck exits 1), once it has read the deny rule.
+pk_refuses() {
+    local rc=0
+    pkcheck --action-id org.injectd.observe \
+        --process "$alice_pid,$(awk '{ print $22 }' "/proc/$alice_pid/stat"),$(id -u alice)" >/dev/null 2>&1 || rc=$?
+    ((rc == 1))
+}
 
 log "alice's Observe, granted by the sample rule"
 granted || fail "alice's Observe before the deny rule: $(observe_reply)"
@@ -42,9 +49,10 @@ polkit.addRule(function(action, subject) {
 RULES
 at_exit rm -f /etc/polkit-1/rules.d/10-injectd-deny-observe.rules
 # polkitd reloads its rules on its own, a moment later.
-wait_until 120 refused
+wait_until 120 pk_refuses
 reply=$(observe_reply)
 log "Varlink: $reply"
+assert_eq org.injectd.Injector.NotAuthorized "$(jq -r '.error // empty' <<<"$reply")" "alice's Varlink Observe"
 assert_contains "$(jq -r .parameters.message <<<"$reply")" "org.injectd.observe" "what alice's Varlink Observe was told"
 
 rc=0
