@@ -52,11 +52,12 @@ bob_sleep=$(pgrep -u bob -x sleep)
 at_exit kill "$alice_sleep" "$bob_sleep"
 
 # observe USER PID N: an Observe of USER's PID held open in the background
-# (its connection is the session); waits for its first reply, which is
-# either "observing" or an error.
+# (its connection is the session; no client timeout, which would end it
+# after 30 s); waits for its first reply, which is either "observing" or
+# an error.
 observe() {
     local user=$1 pid=$2 n=$3
-    as "$user" "$VARLINK_CALL" --more "$SOCKET" org.injectd.Injector.Observe \
+    as "$user" "$VARLINK_CALL" --more --no-timeout "$SOCKET" org.injectd.Injector.Observe \
         "{\"functions\": $FUNCS, \"pid\": $pid}" >"$work/$user-$n.out" 2>"$work/$user-$n.err" &
     wait_until 120 test -s "$work/$user-$n.out"
 }
