@@ -285,7 +285,10 @@ static __always_inline void emit_event(void *ctx, const struct inject_site_info 
                                        __u64 now)
 {
         struct inject_event *e;
+        struct task_struct *task;
+        const struct cred *c;
         __u64 pid_tgid;
+        __u32 uid;
         long n;
 
         e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
@@ -302,6 +305,14 @@ static __always_inline void emit_event(void *ctx, const struct inject_site_info 
         n = bpf_get_stack(ctx, e->stack, sizeof(e->stack), 0);
         e->n_stack = n > 0 ? n / sizeof(__u64) : 0;
         e->cpu = bpf_get_smp_processor_id();
+        task = (void *) bpf_get_current_task();
+        c = BPF_CORE_READ(task, cred);
+        uid = BPF_CORE_READ(c, uid.val);
+        if (BPF_CORE_READ(c, euid.val) != uid || BPF_CORE_READ(c, suid.val) != uid ||
+            BPF_CORE_READ(c, fsuid.val) != uid)
+                uid = INJECT_UID_ANY;
+        e->uid = uid;
+        e->task_flags = BPF_CORE_READ(task, flags) & 0x00200000 /* PF_KTHREAD */ ? INJECT_TASK_KTHREAD : 0;
         bpf_ringbuf_submit(e, 0);
 }
 

@@ -209,4 +209,15 @@ struct inject_event {
         __u32 n_stack;
         __u32 cpu;              /* where it failed, for the kernel log record (src/daemon/fault-kmsg.c) */
         __u64 stack[INJECT_STACK_DEPTH];
+        /* Whose task it was, as the fault saw it, for who may see the event
+         * (src/daemon/fault-redact.c): its uid when its real, effective,
+         * saved and filesystem uids are all that one, else INJECT_UID_ANY;
+         * and INJECT_TASK_KTHREAD. Last, so that a record of an older
+         * program (adopted pins) is shorter and told apart: the daemon
+         * then asks /proc. */
+        __u32 uid;
+        __u32 task_flags;
 };
+
+#define INJECT_TASK_KTHREAD     1u
+#define INJECT_EVENT_MIN_SIZE   __builtin_offsetof(struct inject_event, uid)

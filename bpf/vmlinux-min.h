@@ -46,6 +46,7 @@ struct cred {
 } __attribute__((preserve_access_index));
 
 struct task_struct {
+        unsigned int flags;             /* PF_KTHREAD, for fault events */
         const struct cred *cred;
         int pid;
         int tgid;

@@ -37,13 +37,15 @@ def _usec(seconds: Optional[float]) -> Optional[int]:
 
 
 def open_backing_file(device: str, sys_root: str = "/sys") -> Optional[int]:
-    """An O_PATH fd of the backing file of the loop device that device
-    names ("loop3", "/dev/loop3", "7:3"), opened where this process runs,
-    for Inject's backing_fd: it shows the daemon the device is the
-    caller's when the daemon cannot see the file by its path (another
-    mount namespace). None when there is none to open (not a loop device,
-    a name the daemon refuses, nothing attached): the daemon then looks
-    for itself and says what is wrong."""
+    """An fd of the backing file of the loop device that device names
+    ("loop3", "/dev/loop3", "7:3"), opened where this process runs, for
+    Inject's backing_fd. It is opened read-write, read-only only when the
+    disk is read-only: the daemon takes it as proof that the device is the
+    caller's only when the caller could change the device's data already,
+    and never looks the file up by its path itself. None when there is
+    none to open (not a loop device, a name the daemon refuses, nothing
+    attached, a file the caller may not write): the daemon then says the
+    device is not the caller's, and why."""
     name = device[len("/dev/"):] if device.startswith("/dev/") else device
     if not name or "/" in name or name in (".", ".."):
         return None
@@ -51,7 +53,13 @@ def open_backing_file(device: str, sys_root: str = "/sys") -> Optional[int]:
     try:
         with open(os.path.join(sys_root, where, name, "loop", "backing_file")) as f:
             path = f.readline().rstrip("\n")
-        return os.open(path, os.O_PATH | os.O_CLOEXEC)
+        try:
+            with open(os.path.join(sys_root, where, name, "ro")) as f:
+                read_only = f.read(1) == "1"
+        except OSError:
+            read_only = False
+        mode = os.O_RDONLY if read_only else os.O_RDWR
+        return os.open(path, mode | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK)
     except OSError:
         return None
 

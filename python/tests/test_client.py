@@ -5,6 +5,7 @@ against a fake server on a socket pair. The VM suite runs the client
 against the real daemon (tests/vm/test-python-client.sh)."""
 
 import errno
+import fcntl
 import json
 import os
 import pathlib
@@ -192,8 +193,19 @@ class TestOpenBackingFile(unittest.TestCase):
                 self.assertIsNotNone(fd, name)
                 try:
                     self.assertEqual(os.fstat(fd).st_ino, os.stat(image).st_ino, name)
+                    # Read-write: the daemon's proof (an O_PATH fd proves nothing).
+                    self.assertEqual(fcntl.fcntl(fd, fcntl.F_GETFL) & (os.O_ACCMODE | os.O_PATH), os.O_RDWR, name)
                 finally:
                     os.close(fd)
+            # A read-only disk: a read-only fd, which is enough for it.
+            with open(os.path.join(root, "block", "loop3", "ro"), "w") as f:
+                f.write("1\n")
+            fd = open_backing_file("loop3", sys_root=root)
+            self.assertIsNotNone(fd)
+            try:
+                self.assertEqual(fcntl.fcntl(fd, fcntl.F_GETFL) & (os.O_ACCMODE | os.O_PATH), os.O_RDONLY)
+            finally:
+                os.close(fd)
             for name in ("loop4", "loop9", "../block/loop3", "/dev/../loop3", "", "7:9"):
                 self.assertIsNone(open_backing_file(name, sys_root=root), name)
 

@@ -8,6 +8,7 @@
 
 #include "cleanup.h"
 #include "explore-html.h"
+#include "io-util.h"
 #include "json-util.h"
 
 static void esc(FILE *f, const char *s) {
@@ -111,12 +112,9 @@ static void runs(FILE *f, json_object *a) {
         fputs("</table>\n", f);
 }
 
-int explore_write_html(const char *path, json_object *report) {
-        _cleanup_fclose_ FILE *f = fopen(path, "we");
-        json_object *a = NULL, *cmd = NULL, *notes = NULL;
+static int fill_html(FILE *f, void *userdata) {
+        json_object *report = userdata, *a = NULL, *cmd = NULL, *notes = NULL;
 
-        if (!f)
-                return -errno;
         fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>injectctl explore: ", f);
         (void) json_get_array(report, "command", &cmd);
         for (size_t i = 0; cmd && i < json_object_array_length(cmd); i++) {
@@ -169,7 +167,11 @@ int explore_write_html(const char *path, json_object *report) {
         (void) json_get_array(report, "runs", &a);
         runs(f, a);
         fputs("</body></html>\n", f);
-        if (fflush(f) != 0 || ferror(f))
-                return errno ? -errno : -EIO;
         return 0;
+}
+
+int explore_write_html(const char *path, json_object *report) {
+        /* Written as the JSON report is: a new file renamed over the old,
+         * never a symlink followed. */
+        return file_replace(path, fill_html, report);
 }

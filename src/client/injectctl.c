@@ -17,6 +17,7 @@
 #include "edit-distance.h"
 #include "errno-name.h"
 #include "injectctl.h"
+#include "io-util.h"
 #include "json-util.h"
 #include "log.h"
 #include "spec.h"
@@ -295,27 +296,19 @@ int connect_daemon(Transport **ret) {
         return 0;
 }
 
+static int fill_json(FILE *f, void *userdata) {
+        const char *s = json_object_to_json_string_ext(userdata, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+
+        if (!s)
+                return -ENOMEM;
+        return fputs(s, f) < 0 || fputc('\n', f) < 0 ? -EIO : 0;
+}
+
 int write_json_report(const char *path, json_object *report) {
-        _cleanup_free_ char *tmp = NULL;
-        _cleanup_close_ int fd = -1;
-        mode_t mask = umask(0);
-        int r = 0;
+        /* A new file renamed over the old: a reader (explore --resume after
+         * a kill) finds the last whole report, never half of one. */
+        int r = file_replace(path, fill_json, report);
 
-        (void) umask(mask);
-
-        /* Atomically, by rename: a reader (explore --resume after a kill)
-         * finds the last whole report, never half of one. */
-        if (asprintf(&tmp, "%s.XXXXXX", path) < 0) {
-                tmp = NULL;
-                r = -ENOMEM;
-        } else if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0)
-                r = -errno;
-        else if (fchmod(fd, 0666 & ~mask) < 0 ||
-                 json_object_to_fd(fd, report, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE) < 0 ||
-                 rename(tmp, path) < 0) {
-                r = errno ? -errno : -EIO;
-                (void) unlink(tmp);
-        }
         if (r < 0) {
                 fprintf(stderr, "injectctl: Cannot write the report to '%s': %s\n", path, strerror(-r));
                 return r;

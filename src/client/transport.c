@@ -127,16 +127,18 @@ int transport_reload_policy(Transport *t) {
         return t->ops->reload_policy(t);
 }
 
-/* The backing file of the loop device that a "device" names, opened here
- * (O_PATH: its identity and owner are all the daemon looks at), where the
- * path the kernel gives means the file the caller attached; in the
- * daemon's mount namespace it may name nothing, or another file. -1 when
- * there is none to open (not a loop device, a name the daemon refuses,
- * nothing attached, a file gone): the daemon then looks for itself and
- * says what is wrong. */
+/* The backing file of the loop device that a "device" names, opened here,
+ * where the path the kernel gives means the file the caller attached (in
+ * the daemon's mount namespace it may name nothing, or another file), and
+ * opened read-write: the daemon takes an fd as proof that the device is
+ * the caller's only when it could change the device's data already.
+ * Read-only only for a read-only disk (sysfs' ro), for which a read-only
+ * fd is proof enough. -1 when there is none to open (not a loop device, a
+ * name the daemon refuses, nothing attached, a file gone or not ours to
+ * write): the daemon then says the device is not the caller's, and why. */
 static int open_backing_file(const char *device) {
-        char path[256], file[4096];
-        _cleanup_close_ int fd = -1;
+        char dir[128], path[256], file[4096], ro[8] = {};
+        _cleanup_close_ int fd = -1, rofd = -1;
         ssize_t n;
 
         if (strncmp(device, "/dev/", 5) == 0)
@@ -145,10 +147,8 @@ static int open_backing_file(const char *device) {
             strcmp(device, "..") == 0)
                 return -1;
         /* MAJ:MIN by its link in /sys/dev/block, a name in /sys/block. */
-        if (strchr(device, ':'))
-                snprintf(path, sizeof(path), "/sys/dev/block/%s/loop/backing_file", device);
-        else
-                snprintf(path, sizeof(path), "/sys/block/%s/loop/backing_file", device);
+        snprintf(dir, sizeof(dir), strchr(device, ':') ? "/sys/dev/block/%s" : "/sys/block/%s", device);
+        snprintf(path, sizeof(path), "%s/loop/backing_file", dir);
         fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return -1;
@@ -157,7 +157,11 @@ static int open_backing_file(const char *device) {
                 return -1;
         file[n] = 0;
         file[strcspn(file, "\n")] = 0;
-        return open(file, O_PATH | O_CLOEXEC);
+        snprintf(path, sizeof(path), "%s/ro", dir);
+        rofd = open(path, O_RDONLY | O_CLOEXEC);
+        if (rofd >= 0 && read_retry(rofd, ro, sizeof(ro) - 1) > 0 && ro[0] == '1')
+                return open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        return open(file, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 }
 
 /* Opens what key names: a pidfd for "pid", the directory for "cgroup",

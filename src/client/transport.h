@@ -157,8 +157,9 @@ int transport_new(const TransportOps *ops, void *data, bool interactive, Transpo
  * opened here, in fds[0..*ret_n_fds): a pid number and a path mean
  * something else in the daemon's namespaces, a pidfd and a directory fd do
  * not. A "device" that is a loop device stays, and gains "backing_fd", its
- * backing file opened here (O_PATH), which shows the daemon whose it is
- * (none when there is no such file to open: the daemon says why). Where the kernel has no pidfd_open() (before 5.3) the pid goes as
+ * backing file opened here read-write (read-only for a read-only disk),
+ * which shows the daemon it is the caller's (none when there is no such
+ * file to open, or not for writing: the daemon says why). Where the kernel has no pidfd_open() (before 5.3) the pid goes as
  * is. The caller closes the fds; on failure none is left open. -EREMOTEIO
  * (with the error recorded as the daemon's would be) for a pid that names
  * no process or a cgroup that cannot be opened. */

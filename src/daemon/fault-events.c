@@ -14,6 +14,7 @@
 #include "cleanup.h"
 #include "fault-events.h"
 #include "fault-kmsg.h"
+#include "fault-redact.h"
 #include "log.h"
 #include "manager-listeners.h"
 #include "time-util.h"
@@ -46,10 +47,14 @@ static int on_ring_event(void *ctx, void *data, size_t size) {
         Manager *m = ctx;
         const struct inject_event *ev = data;
         Injection *inj;
+        struct inject_event shown = {};
+        bool has_task;
         char comm[INJECT_COMM_LEN + 1] = {};
 
-        if (size < sizeof(*ev))
+        /* An older program's record (adopted pins) ends before uid. */
+        if (size < INJECT_EVENT_MIN_SIZE)
                 return 0;
+        has_task = size >= sizeof(*ev);
         m->events_this_turn++;
         inj = manager_find(m, ev->inj_id);
         if (!inj)
@@ -66,7 +71,13 @@ static int on_ring_event(void *ctx, void *data, size_t size) {
         if (!fault_event_admit(inj, m->options.event_rate, now_usec(CLOCK_MONOTONIC)))
                 goto check_times;
 
-        manager_publish_fault(m, inj, ev, comm);
+        /* What the subscribers see: another user's task that a device
+         * scope failed is not theirs to see (fault-redact.h). The kernel
+         * log above is the administrator's and keeps it. */
+        memcpy(&shown, ev, has_task ? sizeof(shown) : INJECT_EVENT_MIN_SIZE);
+        if (fault_event_redact(inj, &shown, has_task))
+                comm[0] = 0;
+        manager_publish_fault(m, inj, &shown, comm);
 
 check_times:
         /* The last allowed fault ends the injection, whether or not its

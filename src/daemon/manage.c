@@ -11,16 +11,48 @@
 #include "audit.h"
 #include "authorize.h"
 #include "log.h"
+#include "manage.h"
 #include "manager.h"
 #include "parse-util.h"
 
-typedef struct ManageCheck {
+/* A Cancel or ReloadPolicy waiting for polkit. It is the manager's (in
+ * m->manage_checks) until answered, so that it ends with its requester:
+ * a caller that left gets no check sent on its behalf and holds no place
+ * in polkit's queue (the same rule as Inject's, request-pipeline.c). */
+struct ManageCheck {
         Manager *manager;
         Caller caller;
         uint64_t id;            /* 0: reload */
+        PolkitCheck *check;
+        void *owner;            /* the front end's handle on the requester */
         manager_done_cb cb;
         void *userdata;
-} ManageCheck;
+        ManageCheck *next;
+};
+
+static void manage_check_unlink(ManageCheck *mc) {
+        for (ManageCheck **pp = &mc->manager->manage_checks; *pp; pp = &(*pp)->next)
+                if (*pp == mc) {
+                        *pp = mc->next;
+                        break;
+                }
+}
+
+static void manage_check_free(ManageCheck *mc) {
+        /* Before its callback, this cancels the check in polkit too. */
+        polkit_check_free(mc->check);
+        caller_done(&mc->caller);
+        free(mc);
+}
+
+/* Answers mc with an error and frees it (it is unlinked already). */
+static void manage_check_fail(ManageCheck *mc, int error, const char *name, const char *message) {
+        InjectError err = {};
+
+        inject_error_set(&err, error, name, "%s", message);
+        mc->cb(mc->manager, &err, mc->userdata);
+        manage_check_free(mc);
+}
 
 static void do_manage(ManageCheck *mc) {
         Manager *m = mc->manager;
@@ -55,6 +87,8 @@ static void on_manage_result(const PolkitResult *res, void *userdata) {
         ManageCheck *mc = userdata;
         InjectError err = {};
 
+        manage_check_unlink(mc);
+
         if (authorize_polkit_vouches(&mc->caller, res))
                 do_manage(mc);
         else {
@@ -67,11 +101,11 @@ static void on_manage_result(const PolkitResult *res, void *userdata) {
                                                        .reason = err.name }, "%s", err.message);
                 mc->cb(mc->manager, &err, mc->userdata);
         }
-        caller_done(&mc->caller);
-        free(mc);
+        manage_check_free(mc);
 }
 
-static int manage(Manager *m, const Caller *c, uint64_t id, bool interactive, manager_done_cb cb, void *userdata) {
+static int manage(Manager *m, const Caller *c, uint64_t id, bool interactive, void *owner, manager_done_cb cb,
+                  void *userdata) {
         PolkitSubject subject = authorize_polkit_subject(c);
         ManageCheck *mc;
         Injection *inj;
@@ -80,7 +114,7 @@ static int manage(Manager *m, const Caller *c, uint64_t id, bool interactive, ma
         mc = calloc(1, sizeof(*mc));
         if (!mc)
                 return -ENOMEM;
-        *mc = (ManageCheck) { .manager = m, .id = id, .cb = cb, .userdata = userdata };
+        *mc = (ManageCheck) { .manager = m, .id = id, .owner = owner, .cb = cb, .userdata = userdata };
         r = caller_copy(c, &mc->caller);
         if (r < 0) {
                 free(mc);
@@ -93,10 +127,51 @@ static int manage(Manager *m, const Caller *c, uint64_t id, bool interactive, ma
                 free(mc);
                 return 0;
         }
-        return polkit_check_async(m->polkit, &subject, POLKIT_ACTION_MANAGE, NULL, interactive, on_manage_result, mc,
-                                  NULL);
+        r = polkit_check_async(m->polkit, &subject, POLKIT_ACTION_MANAGE, NULL, interactive, on_manage_result, mc,
+                               &mc->check);
+        if (r < 0) {
+                caller_done(&mc->caller);
+                free(mc);
+                return r;
+        }
+        mc->next = m->manage_checks;
+        m->manage_checks = mc;
+        return 0;
 }
-int manager_cancel(Manager *m, const Caller *c, const char *id_str, bool interactive, manager_done_cb cb,
+
+void manage_checks_requester_gone(Manager *m, void *owner) {
+        for (ManageCheck *mc = m->manage_checks, *next; mc; mc = next) {
+                next = mc->next;
+                if (mc->owner != owner)
+                        continue;
+                log_debug("Dropping the %s of uid %u waiting for polkit: its requester left.",
+                          mc->id ? "Cancel" : "ReloadPolicy", (unsigned) mc->caller.uid);
+                manage_check_unlink(mc);
+                /* The answer goes nowhere; the front end lets go of the call. */
+                manage_check_fail(mc, -ECONNRESET, INJECT_ERROR_INVALID_ARGUMENT,
+                                  "The requester disconnected before the answer");
+        }
+}
+
+void manage_checks_abort(Manager *m) {
+        while (m->manage_checks) {
+                ManageCheck *mc = m->manage_checks;
+
+                m->manage_checks = mc->next;
+                manage_check_fail(mc, -ESHUTDOWN, INJECT_ERROR_UNAVAILABLE,
+                                  "injectd is stopping; nothing was done, ask again once it is back");
+        }
+}
+
+void manage_checks_free(Manager *m) {
+        while (m->manage_checks) {
+                ManageCheck *mc = m->manage_checks;
+
+                m->manage_checks = mc->next;
+                manage_check_free(mc);
+        }
+}
+int manager_cancel(Manager *m, const Caller *c, const char *id_str, bool interactive, void *owner, manager_done_cb cb,
                    void *userdata) {
         InjectError err = {};
         Injection *inj;
@@ -115,11 +190,12 @@ int manager_cancel(Manager *m, const Caller *c, const char *id_str, bool interac
                 return 0;
         }
         /* Its owner and root may; anyone else needs org.injectd.manage. */
-        return manage(m, c, id, interactive, cb, userdata);
+        return manage(m, c, id, interactive, owner, cb, userdata);
 }
 
-int manager_reload_policy_as(Manager *m, const Caller *c, bool interactive, manager_done_cb cb, void *userdata) {
-        return manage(m, c, 0, interactive, cb, userdata);
+int manager_reload_policy_as(Manager *m, const Caller *c, bool interactive, void *owner, manager_done_cb cb,
+                             void *userdata) {
+        return manage(m, c, 0, interactive, owner, cb, userdata);
 }
 
 int manager_reload_policy(Manager *m) {

@@ -19,6 +19,7 @@
 #include "injection.h"
 #include "log.h"
 #include "manager-listeners.h"
+#include "manage.h"
 #include "manager.h"
 #include "policy-check.h"
 #include "request-pipeline.h"
@@ -190,6 +191,7 @@ Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
         pending_requests_free(m);
+        manage_checks_free(m);
         for (size_t i = 0; i < m->n_injections; i++)
                 injection_free(m->injections[i]);
         free(m->injections);

@@ -51,6 +51,7 @@ typedef struct Policy Policy;
 typedef struct Manager Manager;
 typedef struct Injection Injection;
 typedef struct PendingRequest PendingRequest;
+typedef struct ManageCheck ManageCheck;
 typedef struct ObserveSession ObserveSession;
 typedef struct KmsgRate KmsgRate;
 
@@ -168,6 +169,7 @@ struct Manager {
         Injection **injections;
         size_t n_injections;
         PendingRequest *pending;        /* requests waiting for polkit */
+        ManageCheck *manage_checks;     /* Cancel and ReloadPolicy calls waiting for polkit (manage.c) */
 
         struct ring_buffer *events;
         sd_event_source *events_source;
@@ -223,11 +225,16 @@ void manager_requests_abort(Manager *m);
 /* The requester went away before the answer: drop the request quietly. */
 void pending_request_cancel(PendingRequest *p);
 
-/* Cancel: the owner may; anyone else needs org.injectd.manage (async). */
+/* Cancel: the owner may; anyone else needs org.injectd.manage (async).
+ * owner: the front end's handle on the requester, as for manager_inject():
+ * when manager_requester_gone() names it, a call still waiting for polkit
+ * is answered with an error and its check cancelled. May be NULL. */
 typedef void (*manager_done_cb)(Manager *m, const InjectError *err, void *userdata);
-int manager_cancel(Manager *m, const Caller *c, const char *id, bool interactive, manager_done_cb cb, void *userdata);
+int manager_cancel(Manager *m, const Caller *c, const char *id, bool interactive, void *owner, manager_done_cb cb,
+                   void *userdata);
 /* ReloadPolicy: root, or org.injectd.manage. */
-int manager_reload_policy_as(Manager *m, const Caller *c, bool interactive, manager_done_cb cb, void *userdata);
+int manager_reload_policy_as(Manager *m, const Caller *c, bool interactive, void *owner, manager_done_cb cb,
+                             void *userdata);
 
 Injection *manager_find(Manager *m, uint64_t id);
 int manager_remove(Manager *m, Injection *inj, RemoveReason reason);

@@ -16,6 +16,7 @@
 #include "injection-store.h"
 #include "injection.h"
 #include "log.h"
+#include "manage.h"
 #include "manager-listeners.h"
 #include "request-pipeline.h"
 #include "time-util.h"
@@ -400,6 +401,7 @@ int manager_inject(Manager *m, const Caller *c, json_object *request, const int 
 }
 
 void manager_requests_abort(Manager *m) {
+        manage_checks_abort(m);
         /* Answered while the front ends still stand, so that each request
          * lets go of what its front end holds for it (a bus message, a
          * connection) and its caller hears why. */
@@ -418,6 +420,7 @@ void manager_requests_abort(Manager *m) {
 void manager_requester_gone(Manager *m, void *owner) {
         if (!owner)
                 return;
+        manage_checks_requester_gone(m, owner);
         /* A request still waiting for polkit ends with its requester,
          * unless it asked to detach: it is answered (the answer goes
          * nowhere) so the front end lets go of the connection. */

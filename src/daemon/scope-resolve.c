@@ -422,7 +422,9 @@ static int resolve_process(Engine *e, const Caller *c, const InjectRequest *req,
 }
 
 /* A block device: the whole disk as attached now, the caller's own when
- * device_owned_by() says so. The function must be one whose arguments
+ * device_owned_by() says so, by the backing file the caller sent and
+ * never by a uid: a uid-0 caller without privilege proves it like anyone
+ * (device-owner.h). The function must be one whose arguments
  * name a device: said here, before anything else is looked at. */
 static int resolve_device(const Caller *c, const InjectRequest *req, ScopeResolution *s, InjectError *err) {
         BlockDisk d = {};
@@ -461,7 +463,7 @@ static int resolve_device(const Caller *c, const InjectRequest *req, ScopeResolu
         snprintf(s->desc, sizeof(s->desc), "device:%s", d.name);
         if (c->privileged)
                 return 0;
-        r = mine = device_owned_by(&d, c->uid, req->backing_fd, NULL, s->why, sizeof(s->why));
+        r = mine = device_owned_by(&d, req->backing_fd, NULL, NULL, s->why, sizeof(s->why));
         if (r == -ESTALE)
                 return inject_error_set(err, r, INJECT_ERROR_BAD_SCOPE, "%s; ask again", s->why);
         if (r < 0 && d.loop)

@@ -112,6 +112,22 @@ int engine_adopt(Engine *e, AdoptResult **ret, size_t *ret_n) {
         locked = e;
 
         remove_tmp_dirs(e);
+        /* Pins of a build whose structures differ from ours: its sites run
+         * its program, which reads its own layout, and its outer maps take
+         * no site of ours. Adopting them would leave faults this build
+         * cannot account for and a function it cannot arm; they are
+         * removed whole, their programs detached, and that is said. */
+        r = engine_pinned_layout_fits(e);
+        if (r < 0)
+                return r;
+        if (r == 0) {
+                int n = engine_pins_remove_all(e);
+
+                log_warning("The pins in %s were made by an injectd whose structures differ from this build's "
+                            "(its outer maps refuse this build's site maps): removed them whole, %d site(s) with "
+                            "every injection armed there, rather than adopt what this build cannot read.",
+                            e->pin_root, n);
+        }
         r = site_foreach_slot(e, adopt_fn, true, &c);
         if (r >= 0)
                 /* A site left attached with nothing armed (an engine that

@@ -115,6 +115,12 @@ int engine_tags_fd(Engine *e);
 int engine_pin_shared(Engine *e);
 /* Once no site is left, removes whatever else of ours is in bpffs. */
 void engine_gc_root(Engine *e);
+/* 1 when the pinned outer maps (if any) take this build's sites, 0 when
+ * another build with other structures made them, or a negative errno. */
+int engine_pinned_layout_fits(Engine *e);
+/* Unpins every site (detaching its program) and the maps they share: the
+ * number of sites removed. */
+int engine_pins_remove_all(Engine *e);
 
 /* e->kallsyms's table, read on first use (kallsyms_cache_get()). */
 int engine_load_kallsyms(Engine *e, const Kallsyms **ret);

@@ -3,8 +3,10 @@
  * site shares. Sites are site.c, the cache of their programs site-cache.c;
  * arm.c, disarm.c and adopt.c are the operations. */
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +21,7 @@
 #include "cleanup.h"
 #include "engine-internal.h"
 #include "kallsyms.h"
+#include "pin.h"
 #include "probe.h"
 #include "scope-tags.h"
 #include "site-cache.h"
@@ -348,34 +351,110 @@ int engine_tags_fd(Engine *e) {
         return fd;
 }
 
-/* An outer map (engine-internal.h) and the template its inner maps must
- * match: the same type, sizes and flags. The slots arrays are inner maps
- * (BPF_F_INNER_MAP), so sites may differ in their number of slots. */
-static int outer_map_new(SiteMapKind k) {
+/* The template of an outer map's inner maps (engine-internal.h): every
+ * inner map must match it, the same type, sizes and flags. The slots
+ * arrays are inner maps (BPF_F_INNER_MAP), so sites may differ in their
+ * number of slots. */
+static int inner_map_new(SiteMapKind k) {
         static const struct {
-                const char *name;
                 enum bpf_map_type type;
                 uint32_t key_size, value_size, flags;
         } inner[_SITE_MAP_MAX] = {
-                [SITE_MAP_SCOPES] = { "site_scopes", BPF_MAP_TYPE_HASH, sizeof(struct inject_scope_key),
+                [SITE_MAP_SCOPES] = { BPF_MAP_TYPE_HASH, sizeof(struct inject_scope_key),
                                       sizeof(struct inject_scope_val), 0 },
-                [SITE_MAP_SLOTS] = { "site_slots", BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(struct inject_slot),
+                [SITE_MAP_SLOTS] = { BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(struct inject_slot),
                                      BPF_F_INNER_MAP },
-                [SITE_MAP_INFO] = { "site_infos", BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
-                                    sizeof(struct inject_site_info), 0 },
+                [SITE_MAP_INFO] = { BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(struct inject_site_info), 0 },
+        };
+        LIBBPF_OPTS(bpf_map_create_opts, io, .map_flags = inner[k].flags);
+        int fd;
+
+        fd = bpf_map_create(inner[k].type, NULL, inner[k].key_size, inner[k].value_size, 1, &io);
+        return fd < 0 ? negative_errno() : fd;
+}
+
+static int outer_map_new(SiteMapKind k) {
+        static const char *const names[_SITE_MAP_MAX] = {
+                [SITE_MAP_SCOPES] = "site_scopes",
+                [SITE_MAP_SLOTS] = "site_slots",
+                [SITE_MAP_INFO] = "site_infos",
         };
         LIBBPF_OPTS(bpf_map_create_opts, o);
-        LIBBPF_OPTS(bpf_map_create_opts, io, .map_flags = inner[k].flags);
         _cleanup_close_ int tmpl = -1;
         int fd;
 
-        tmpl = bpf_map_create(inner[k].type, NULL, inner[k].key_size, inner[k].value_size, 1, &io);
+        tmpl = inner_map_new(k);
         if (tmpl < 0)
-                return negative_errno();
+                return tmpl;
         o.inner_map_fd = tmpl;
-        fd = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, inner[k].name, sizeof(uint32_t), sizeof(uint32_t),
+        fd = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, names[k], sizeof(uint32_t), sizeof(uint32_t),
                             INJECT_MAX_SITES, &o);
         return fd < 0 ? negative_errno() : fd;
+}
+
+/* Whether one pinned outer map takes this build's inner maps: an inner map
+ * of ours is put at a free index and taken out again. The kernel refuses
+ * it (EINVAL) when the map was made by a build whose structures differ (an
+ * older, smaller site info): no site of ours could then be published. No
+ * site uses a free index, so no program looks there meanwhile. */
+static int outer_map_fits(int outer_fd, SiteMapKind k) {
+        _cleanup_close_ int inner = -1;
+        uint32_t id;
+
+        inner = inner_map_new(k);
+        if (inner < 0)
+                return inner;
+        for (uint32_t i = INJECT_MAX_SITES; i-- > 0;) {
+                if (bpf_map_lookup_elem(outer_fd, &i, &id) == 0)
+                        continue;
+                if (errno != ENOENT)
+                        return negative_errno();
+                /* An array of maps takes BPF_ANY only (else EINVAL, as for a misfit). */
+                if (bpf_map_update_elem(outer_fd, &i, &inner, BPF_ANY) < 0)
+                        return errno == EINVAL ? 0 : negative_errno();
+                (void) bpf_map_delete_elem(outer_fd, &i);
+                return 1;
+        }
+        return 1;       /* full: nothing to tell by, and nothing of ours would fit anyway */
+}
+
+int engine_pinned_layout_fits(Engine *e) {
+        for (int i = 0; i < _SITE_MAP_MAX; i++) {
+                _cleanup_close_ int fd = bpf_obj_get(e->outer_path[i]);
+                int r;
+
+                if (fd < 0) {
+                        if (errno == ENOENT)
+                                continue;
+                        return negative_errno();
+                }
+                r = outer_map_fits(fd, i);
+                if (r <= 0)
+                        return r;
+        }
+        return 1;
+}
+
+int engine_pins_remove_all(Engine *e) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+        int n = 0;
+
+        d = opendir(e->sites_dir);
+        while (d && (de = readdir(d))) {
+                char p[PATH_MAX];
+
+                if (de->d_name[0] == '.')
+                        continue;
+                if (pin_path(p, sizeof(p), e->sites_dir, de->d_name) >= 0 && pin_dir_remove(p) >= 0)
+                        n++;
+        }
+        engine_gc_root(e);
+        /* What we hold of the old maps is not ours to reuse either. */
+        for (int i = 0; i < _SITE_MAP_MAX; i++)
+                e->outer_fd[i] = safe_close(e->outer_fd[i]);
+        e->tags_fd = safe_close(e->tags_fd);
+        return n;
 }
 
 /* As for the tags, the pinned maps win over the ones we kept: they are the

@@ -616,7 +616,7 @@ static int event_cb(void *ctx, void *data, size_t size) {
         char id[17], comm[INJECT_COMM_LEN + 1] = {}, fn[INJECT_FUNC_LEN + 1] = {};
         int r;
 
-        if (size < sizeof(*ev))
+        if (size < INJECT_EVENT_MIN_SIZE)     /* an older program's record has no uid: not read here */
                 return 0;
         memcpy(comm, ev->comm, INJECT_COMM_LEN);
         memcpy(fn, ev->function, INJECT_FUNC_LEN);

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "io-util.h"
@@ -13,4 +16,40 @@ ssize_t read_retry(int fd, void *buf, size_t n) {
                 if (errno != EINTR)
                         return -errno;
         }
+}
+
+int file_replace(const char *path, int (*fill)(FILE *f, void *userdata), void *userdata) {
+        mode_t mask = umask(0);
+        char *tmp = NULL;
+        FILE *f = NULL;
+        int fd, r = 0;
+
+        (void) umask(mask);
+        if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
+                return -ENOMEM;
+        /* mkostemp creates with O_EXCL: it never opens what is there. */
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0) {
+                r = -errno;
+                free(tmp);
+                return r;
+        }
+        if (fchmod(fd, 0666 & ~mask) < 0 || !(f = fdopen(fd, "w")))
+                r = -errno;
+        else {
+                r = fill(f, userdata);
+                if (fflush(f) != 0 || ferror(f))
+                        r = r < 0 ? r : (errno ? -errno : -EIO);
+        }
+        if (f) {
+                if (fclose(f) != 0 && r == 0)
+                        r = errno ? -errno : -EIO;
+        } else
+                (void) close(fd);
+        if (r == 0 && rename(tmp, path) < 0)
+                r = -errno;
+        if (r < 0)
+                (void) unlink(tmp);
+        free(tmp);
+        return r;
 }

@@ -265,7 +265,7 @@ static void test_limit_per_user(void) {
         refused_audited(m, &c, req3, "LimitExceeded");
 
         /* One ends: there is room again. */
-        ASSERT_OK(manager_cancel(m, &c, id_str(a, buf), false, on_done, &done));
+        ASSERT_OK(manager_cancel(m, &c, id_str(a, buf), false, NULL, on_done, &done));
         run_until(m, &done.n_calls, "the answer to Cancel");
         ASSERT_NULL(done.err.name);
         (void) inject_ok(m, &c, req3);
@@ -728,7 +728,7 @@ static void test_restart(void) {
 
 static void cancel(Manager *m, const Caller *c, const char *id, DoneResult *done) {
         *done = (DoneResult) {};
-        ASSERT_OK(manager_cancel(m, c, id, false, on_done, done));
+        ASSERT_OK(manager_cancel(m, c, id, false, NULL, on_done, done));
         run_until(m, &done->n_calls, "the answer to Cancel");
         ASSERT_EQ(done->n_calls, 1);
 }
@@ -768,6 +768,59 @@ static void test_cancel(void) {
         ASSERT_STREQ(done.err.name, "InvalidArgument");
         cancel(m, &c, "00000000000000ff", &done);
         ASSERT_STREQ(done.err.name, "NoSuchInjection");
+        teardown(m);
+}
+
+/* A Cancel or ReloadPolicy waiting for polkit ends with its requester, as
+ * an Inject does: the check is cancelled, the call answered (to nobody),
+ * and a late yes does nothing. Another requester's call goes on. Without
+ * it, a caller that left still held a place in polkit's queue and its
+ * Cancel could still be done. */
+static void test_cancel_requester_gone(void) {
+        Manager *m = setup_default();
+        Caller c = caller_of(test_uid(), own_pid());
+        Caller other = caller_of(other_uid(), own_pid());
+        _cleanup_free_ char *req = own_request(NULL);
+        int gone_owner, staying_owner;
+        DoneResult cancel_done = {}, reload_done = {}, staying = {};
+        char buf[17];
+        uint64_t a;
+
+        a = inject_ok(m, &c, req);
+        fake_polkit_set_answer(POLKIT_ACTION_MANAGE, FAKE_POLKIT_DELAY);
+        ASSERT_OK(manager_cancel(m, &other, id_str(a, buf), false, &gone_owner, on_done, &cancel_done));
+        ASSERT_OK(manager_reload_policy_as(m, &other, false, &gone_owner, on_done, &reload_done));
+        ASSERT_OK(manager_reload_policy_as(m, &other, false, &staying_owner, on_done, &staying));
+        run_idle(m);
+        ASSERT_EQ(fake_polkit_n_pending(), 3);
+        ASSERT_EQ(cancel_done.n_calls + reload_done.n_calls + staying.n_calls, 0);
+
+        manager_requester_gone(m, &gone_owner);
+        ASSERT_EQ(cancel_done.n_calls, 1);
+        ASSERT_EQ(reload_done.n_calls, 1);
+        ASSERT_STREQ(cancel_done.err.message, "The requester disconnected before the answer");
+        ASSERT_EQ(fake_polkit_n_cancelled(), 2);
+        ASSERT_EQ(fake_polkit_n_pending(), 1);
+        ASSERT_EQ(staying.n_calls, 0);
+        /* polkit's yes, for the one left: it is done; the injection stays. */
+        ASSERT_OK(fake_polkit_answer(FAKE_POLKIT_YES));
+        run_until(m, &staying.n_calls, "the answer to the ReloadPolicy that stayed");
+        ASSERT_NULL(staying.err.name);
+        ASSERT_EQ(fake_polkit_n_pending(), 0);
+        ASSERT_TRUE(fake_engine_is_armed(a));
+        ASSERT_EQ(cancel_done.n_calls, 1);
+
+        /* Stopping answers what still waits, before the front ends close. */
+        cancel_done = (DoneResult) {};
+        ASSERT_OK(manager_cancel(m, &other, id_str(a, buf), false, &staying_owner, on_done, &cancel_done));
+        run_idle(m);
+        manager_requests_abort(m);
+        ASSERT_EQ(cancel_done.n_calls, 1);
+        ASSERT_STREQ(cancel_done.err.name, "InjectionUnavailable");
+        ASSERT_TRUE(fake_engine_is_armed(a));
+        /* And one still waiting when the manager goes is freed (ASan). */
+        ASSERT_OK(manager_cancel(m, &other, id_str(a, buf), false, &staying_owner, on_done, &cancel_done));
+        run_idle(m);
         teardown(m);
 }
 
@@ -856,6 +909,7 @@ int main(void) {
         TEST_RUN(test_pid_recycled);
         TEST_RUN(test_restart);
         TEST_RUN(test_cancel);
+        TEST_RUN(test_cancel_requester_gone);
         TEST_RUN(test_list);
 
         policy_dir_free(policy_dir);

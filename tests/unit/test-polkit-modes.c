@@ -53,13 +53,13 @@ static void check_cancel(Manager *m, const Caller *owner, uint64_t id) {
         char buf[17];
 
         snprintf(buf, sizeof(buf), "%016" PRIx64, id);
-        ASSERT_OK(manager_cancel(m, &other, buf, false, on_done, &done));
+        ASSERT_OK(manager_cancel(m, &other, buf, false, NULL, on_done, &done));
         run_until(m, &done.n_calls, "the answer to another user's Cancel");
         ASSERT_STREQ(done.err.name, "NotAuthorized");
         ASSERT_TRUE(fake_engine_is_armed(id));
 
         done = (DoneResult) {};
-        ASSERT_OK(manager_cancel(m, owner, buf, false, on_done, &done));
+        ASSERT_OK(manager_cancel(m, owner, buf, false, NULL, on_done, &done));
         run_until(m, &done.n_calls, "the answer to the owner's Cancel");
         ASSERT_NULL(done.err.name);
         ASSERT_FALSE(fake_engine_is_armed(id));

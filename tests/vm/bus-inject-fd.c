@@ -5,8 +5,12 @@
  *   bus-inject-fd CGROUP-DIR FUNCTION ERROR COMM
  *   bus-inject-fd --pidfd FD FUNCTION ERROR COMM
  *
+ *   bus-inject-fd --backing FD DEVICE FUNCTION ERROR
+ *
  * The second form sends the inherited fd FD as "pidfd" (scope "process"),
- * whatever it is (tests/vm/pidfd-call.py hold puts one on fd 3).
+ * whatever it is (tests/vm/pidfd-call.py hold puts one on fd 3). The
+ * third sends FD as "backing_fd" with scope "device" on DEVICE, whatever
+ * FD is and however it was opened (an attacker's choice, not injectctl's).
  * The injection is detached. Prints the id, or the D-Bus error name and
  * message; exits 0 or 1. */
 
@@ -33,12 +37,14 @@ int main(int argc, char **argv) {
         int r;
 
         bool pidfd = argc == 6 && strcmp(argv[1], "--pidfd") == 0;
+        bool backing = argc == 6 && strcmp(argv[1], "--backing") == 0;
 
-        if (argc != 5 && !pidfd) {
-                fprintf(stderr, "usage: bus-inject-fd CGROUP-DIR|--pidfd FD FUNCTION ERROR COMM\n");
+        if (argc != 5 && !pidfd && !backing) {
+                fprintf(stderr, "usage: bus-inject-fd CGROUP-DIR|--pidfd FD FUNCTION ERROR COMM\n"
+                                "       bus-inject-fd --backing FD DEVICE FUNCTION ERROR\n");
                 return 2;
         }
-        if (pidfd) {
+        if (pidfd || backing) {
                 fd = fcntl(atoi(argv[2]), F_DUPFD_CLOEXEC, 3);
                 argv++;
         } else
@@ -52,7 +58,13 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "bus-inject-fd: cannot connect to the system bus: %s\n", strerror(-r));
                 return 2;
         }
-        if (pidfd)
+        if (backing)
+                r = sd_bus_call_method(bus, "org.injectd.Injector1", "/org/injectd/Injector1",
+                                       "org.injectd.Injector1.Manager", "Inject", &error, &reply, "a{sv}", 6,
+                                       "function", "s", argv[3], "error", "s", argv[4], "detach", "b", 1,
+                                       "duration_usec", "t", (uint64_t) 60000000, "device", "s", argv[2],
+                                       "backing_fd", "h", fd);
+        else if (pidfd)
                 r = sd_bus_call_method(bus, "org.injectd.Injector1", "/org/injectd/Injector1",
                                        "org.injectd.Injector1.Manager", "Inject", &error, &reply, "a{sv}", 6,
                                        "function", "s", argv[2], "error", "s", argv[3], "comm", "s", argv[4],

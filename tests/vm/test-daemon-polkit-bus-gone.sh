@@ -14,6 +14,11 @@
 # checks went to polkitd before LATE's, and they were refused only after
 # polkitd's answer.
 #
+# Two of the doomed callers make a Cancel (of root's injection, which alice
+# may end only with org.injectd.manage) and a ReloadPolicy instead: those
+# wait for polkit the same way and must be dropped the same way
+# (src/daemon/manage.c); before, their checks still went to polkitd.
+#
 # What the daemon sent is counted twice: on the bus (dbus-monitor, every
 # CheckAuthorization polkitd is sent) and in its debug log ("Sent N queued
 # polkit check(s)", which counts only queued ones).
@@ -66,23 +71,37 @@ daemon_name=$(busctl call org.freedesktop.DBus /org/freedesktop/DBus org.freedes
 [[ $daemon_name == :* ]] || fail "cannot tell injectd's unique name: '$daemon_name'"
 daemon_checks() { grep -c "sender=$daemon_name .*member=CheckAuthorization" "$monitor" || true; }
 
+# Root's injection, which doomed0's Cancel names: detached, of a comm no
+# task has, so it fails nothing.
+sleep 600 &
+root_target=$!
+at_exit kill "$root_target"
+root_id=$(root_inject "$FUNCTION" EPERM kprobe "$root_target" ',"comm":"bg-nomatch-x"')
+# Root's Inject asked polkit too: what follows counts from here.
+checks_before=$(daemon_checks)
+
 kill -STOP "$POLKITD_PID"
 at_exit kill -CONT "$POLKITD_PID"
 
 # count PATTERN: lines of the daemon's log that match.
 count() { grep -c -- "$1" "$DAEMON_LOG" || true; }
-asked() { (($(count 'asking polkit for') >= $1)); }
+asked_before=$(count 'asking polkit for')
+asked() { (($(count 'asking polkit for') >= asked_before + $1)); }
 queued() { (($(count 'polkit check queued') >= $1)); }
 
-# call NAME: one Inject of alice's, for busctl's own process, in the
-# background; its pid goes to PIDS[NAME].
+# call NAME [METHOD [ARGS...]]: one call of alice's in the background,
+# Inject for busctl's own process unless METHOD says otherwise; its pid
+# goes to PIDS[NAME].
 declare -A PIDS
 call() {
-    start_as alice "$DAEMON_WORK/$1.out" "$DAEMON_WORK/$1.err" \
+    local name=$1 method=${2:-Inject}
+    local -a args=("${@:3}")
+    [[ $method == Inject ]] &&
+        args=('a{sv}' 4 function s "$FUNCTION" error s EPERM scope s process duration_usec t 60000000)
+    start_as alice "$DAEMON_WORK/$name.out" "$DAEMON_WORK/$name.err" \
         busctl --allow-interactive-authorization=yes --timeout=600 call org.injectd.Injector1 \
-        /org/injectd/Injector1 org.injectd.Injector1.Manager Inject 'a{sv}' 4 function s "$FUNCTION" \
-        error s EPERM scope s process duration_usec t 60000000
-    PIDS[$1]=$BG_PID
+        /org/injectd/Injector1 org.injectd.Injector1.Manager "$method" "${args[@]}"
+    PIDS[$name]=$BG_PID
 }
 
 # One after the other, each once the daemon has it where it should be:
@@ -93,7 +112,11 @@ for ((i = 0; i < KEEPERS; i++)); do
 done
 (($(count 'polkit check queued') == 0)) || fail "the keepers' checks were queued: $(grep 'polkit check queued' "$DAEMON_LOG")"
 for ((i = 0; i < DOOMED; i++)); do
-    call "doomed$i"
+    case $i in
+        0) call "doomed$i" Cancel s "$root_id" ;;
+        1) call "doomed$i" ReloadPolicy ;;
+        *) call "doomed$i" ;;
+    esac
     wait_until 120 queued $((i + 1))
 done
 for ((i = 0; i < LATE; i++)); do
@@ -125,11 +148,11 @@ kill -CONT "$POLKITD_PID"
 # caller's, after polkit, as the daemon did before it followed D-Bus
 # callers while queued), or dropped when its name went (logged once per
 # name, and each doomed caller made one request). One grep a poll: under
-# TCG each process the poll starts costs.
-armed() { count 'Armed [0-9a-f]\{16\}: '; }
+# TCG each process the poll starts costs. Root's injection was armed before.
+armed() { echo $(($(count 'Armed [0-9a-f]\{16\}: ') - 1)); }
 ended() {
     (($(grep -c -E "Armed [0-9a-f]{16}: |Refused injection for uid|D-Bus requester '.*' left" "$DAEMON_LOG") >=
-      KEEPERS + DOOMED + LATE))
+      1 + KEEPERS + DOOMED + LATE))
 }
 wait_until 300 ended
 for ((i = 0; i < LATE; i++)); do
@@ -143,7 +166,7 @@ for name in "${names[@]}"; do
         fail "a check for $name, which had left, was sent to polkitd: $(grep -B3 -A12 "\"$name\"" "$monitor")"
     fi
 done
-sent=$(daemon_checks)
+sent=$(($(daemon_checks) - checks_before))
 [[ $sent == $((KEEPERS + LATE)) ]] ||
     fail "expected $((KEEPERS + LATE)) checks sent to polkitd (the keepers' and the late caller's), seen $sent"
 sent_queued=$(grep -o 'Sent [0-9]* queued' "$DAEMON_LOG" | awk '{ n += $2 } END { print n + 0 }')
@@ -153,6 +176,16 @@ left=$(count "D-Bus requester '.*' left")
 [[ $left == "$DOOMED" ]] || fail "expected the daemon to drop the $DOOMED callers that left, seen $left"
 # Nothing armed for them: only the keepers and the late caller were.
 [[ $(armed) == $((KEEPERS + LATE)) ]] || fail "expected $((KEEPERS + LATE)) injections armed, seen $(armed)"
+# The dropped Cancel and ReloadPolicy were dropped, not done: root's
+# injection stands and the policy was not reloaded.
+assert_contains "$(grep 'Dropping the' "$DAEMON_LOG" | tr '\n' ';')" "Dropping the Cancel of uid" "the Cancel dropped"
+assert_contains "$(grep 'Dropping the' "$DAEMON_LOG" | tr '\n' ';')" "Dropping the ReloadPolicy of uid" \
+    "the ReloadPolicy dropped"
+(($(count 'Policy loaded') == 0)) || fail "the policy was reloaded"
+"$VARLINK_CALL" "$SOCKET" org.injectd.Injector.ListInjections '{"all":true}' | jq -e --arg id "$root_id" \
+    '[.parameters.injections[] | select(.id == $id)] | length == 1' >/dev/null ||
+    fail "root's injection $root_id is gone"
+root_cancel "$root_id"
 
 # The keepers and the late caller hung up after their answer: their
 # injections end with them.
@@ -165,7 +198,7 @@ kill -0 "$INJECTD_PID" 2>/dev/null || fail "injectd is gone"
 # request is left to leak (LeakSanitizer checks the daemon's exit).
 log "stopped while a call waits for polkit"
 kill -STOP "$POLKITD_PID"
-before=$(count 'asking polkit for')
+before=$(($(count 'asking polkit for') - asked_before))
 call waiting
 wait_until 120 asked $((before + 1))
 stop_injectd

@@ -19,11 +19,15 @@
 # her operations fails by its own I/O, with EIO. bob's file systems are
 # ordinary ext4.
 #
+# Another user's task that submits I/O to her device (bob's read of a
+# file of hers, root's sync) is counted in her events but not shown.
+#
 # Then the refusals, as alice: bob's loop device (foreign: no rule grants
 # it), a function whose arguments name no block device, devices that do
 # not exist, a partition, a name that is a path. Loop devices on files in
 # a mount namespace the daemon does not see: injectctl sends the backing
-# file (backing_fd), without which the daemon cannot tell, and a decoy of
+# file (backing_fd), opened read-write, without which the device is not
+# hers (the daemon looks no path up for her), and a decoy of
 # alice's at the path of bob's file does not make his device hers. And the
 # scope is the disk as attached: when root detaches her loop device and
 # attaches bob's image to the same number, her armed injection no longer
@@ -170,6 +174,23 @@ assert_eq "$sum" "$(sed -n 2p "$W/bob.out")" "bob's file read back with O_DIRECT
 [[ ! -s $W/bob.err ]] || fail "bob's I/O complained: $(cat "$W/bob.err")"
 wait_until 120 has_fault '.comm == "dd"'
 
+# (3) Another user's task on her device is not hers to see (issue 29):
+# bob reads a file of hers, his bio fails, and her events count that
+# fault with its task redacted (pid 0, no comm, no stack), never his pid.
+# Likewise root's sync, which submitted her file system's metadata in (1).
+redacted() { faults '.pid == 0 and .tgid == 0 and .comm == "" and (.stack | length) == 0'; }
+r0=$(redacted)
+out=$(as bob bash -c "echo \"pid \$\$\"; exec dd if='$MA/old' of=/dev/null bs=64k iflag=direct status=none" 2>&1) &&
+    fail "bob's read of alice's file under her injection succeeded: $out"
+assert_contains "$out" "Input/output error" "bob's read of alice's file under her injection"
+bob_pid=$(sed -n 's/^pid //p' <<<"$out")
+# Until his fault's event is in: redacted, or (the defense gone) his.
+bobs() { faults ".tgid == $bob_pid or .pid == $bob_pid"; }
+wait_until 120 eval '(($(redacted) > r0 || $(bobs) > 0))'
+log "bob's read (pid $bob_pid): $out; redacted events $r0, then $(redacted)"
+assert_eq 0 "$(bobs)" "fault events showing bob's dd to alice"
+assert_eq 0 "$(faults '.comm == "sync"')" "fault events showing root's sync to alice"
+
 # Counters: every fault the injection counts is an event, or counted as
 # suppressed (the event rate); and it counts at least alice's failures.
 # The events of the last faults may still be on their way: wait until
@@ -299,7 +320,8 @@ done
 out=$(vl alice org.injectd.Injector.Inject \
     "{\"function\":\"should_fail_bio\",\"error\":\"EIO\",\"device\":\"${LC#/dev/}\",\"detach\":true}" 2>&1) &&
     fail "alice's loop device was armed by a path the daemon cannot see: $out"
-assert_contains "$out" BadScope "alice's Inject on $LC without backing_fd"
+[[ $out =~ $FOREIGN ]] || fail "alice's Inject on $LC without backing_fd: expected /$FOREIGN/, saw '$out'"
+assert_contains "$out" "no backing file was sent" "alice's Inject on $LC without backing_fd"
 log "without backing_fd: $out"
 # bob's, whose path in the daemon's view is alice's decoy: refused with
 # the fd injectctl sends (the decoy, from her namespace; his file, from

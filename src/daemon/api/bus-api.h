@@ -57,7 +57,7 @@ int bus_set_inject_error(sd_bus_error *error, const InjectError *err);
 void bus_reply_done(Manager *mgr, const InjectError *err, void *userdata);
 /* Cancel(id) (of the manager and of an injection object), or with id NULL
  * ReloadPolicy(): the core answers when it has decided, maybe after polkit. */
-int bus_call_manage(sd_bus_message *m, Manager *mgr, const char *id, sd_bus_error *error);
+int bus_call_manage(BusApi *b, sd_bus_message *m, Manager *mgr, const char *id, sd_bus_error *error);
 
 /* Reads a request's a{sv} (bus-spec.c) as the JSON object Varlink gets;
  * the fds stay m's. Sets error for what is malformed. */

@@ -256,8 +256,11 @@ static int property_get(sd_bus *bus, const char *path, const char *interface, co
 
 static int method_cancel(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         Injection *inj = userdata;
+        /* The object's userdata is the injection (find_injection()); the
+         * front end is the vtable's, on the slot being dispatched. */
+        BusApi *b = sd_bus_slot_get_userdata(sd_bus_get_current_slot(sd_bus_message_get_bus(m)));
 
-        return bus_call_manage(m, inj->manager, inj->id_str, error);
+        return bus_call_manage(b, m, inj->manager, inj->id_str, error);
 }
 
 static const sd_bus_vtable injection_vtable[] = {

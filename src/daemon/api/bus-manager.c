@@ -41,8 +41,9 @@ static int reply_json(sd_bus_message *m, json_object *o) {
         return sd_bus_reply_method_return(m, "s", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 }
 
-/* An Inject call being decided: the call, to answer, and its requester's
- * record (a reference), which it lets go of with its answer. */
+/* An Inject, Cancel or ReloadPolicy call being decided: the call, to
+ * answer, and its requester's record (a reference), which it lets go of
+ * with its answer. */
 typedef struct BusInjectCall {
         sd_bus_message *message;
         BusRequester *requester;
@@ -157,22 +158,42 @@ void bus_reply_done(Manager *mgr, const InjectError *err, void *userdata) {
         sd_bus_message_unref(m);
 }
 
-int bus_call_manage(sd_bus_message *m, Manager *mgr, const char *id, sd_bus_error *error) {
+static void on_manage_done(Manager *mgr, const InjectError *err, void *userdata) {
+        BusInjectCall *call = userdata;
+
+        bus_reply_done(mgr, err, sd_bus_message_ref(call->message));
+        inject_call_free(call);
+}
+
+int bus_call_manage(BusApi *b, sd_bus_message *m, Manager *mgr, const char *id, sd_bus_error *error) {
+        _cleanup_(bus_requester_unrefp) BusRequester *rq = NULL;
         bool interactive = sd_bus_message_get_allow_interactive_authorization(m) > 0;
+        BusInjectCall *call;
         Caller c;
         int r;
 
         r = caller_from_bus(m, &c);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "Cannot identify the caller: %m");
+        call = calloc(1, sizeof(*call));
+        if (!call) {
+                caller_done(&c);
+                return -ENOMEM;
+        }
+        /* As Inject's: a call waiting for polkit ends with its requester. */
+        rq = b ? inject_requester(b, m) : NULL;
+        *call = (BusInjectCall) { .message = sd_bus_message_ref(m), .requester = bus_requester_ref(rq) };
         if (id)
-                r = manager_cancel(mgr, &c, id, interactive, bus_reply_done, sd_bus_message_ref(m));
+                r = manager_cancel(mgr, &c, id, interactive, rq, on_manage_done, call);
         else
-                r = manager_reload_policy_as(mgr, &c, interactive, bus_reply_done, sd_bus_message_ref(m));
+                r = manager_reload_policy_as(mgr, &c, interactive, rq, on_manage_done, call);
         caller_done(&c);
-        if (r < 0)
-                sd_bus_message_unref(m);
-        return r < 0 ? r : 1;
+        if (r < 0) {
+                inject_call_free(call);
+                return r;
+        }
+        bus_requester_check_gone(rq);
+        return 1;
 }
 
 static int method_cancel(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -182,11 +203,11 @@ static int method_cancel(sd_bus_message *m, void *userdata, sd_bus_error *error)
         r = sd_bus_message_read(m, "s", &id);
         if (r < 0)
                 return r;
-        return bus_call_manage(m, ((BusApi *) userdata)->manager, id, error);
+        return bus_call_manage(userdata, m, ((BusApi *) userdata)->manager, id, error);
 }
 
 static int method_reload_policy(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        return bus_call_manage(m, ((BusApi *) userdata)->manager, NULL, error);
+        return bus_call_manage(userdata, m, ((BusApi *) userdata)->manager, NULL, error);
 }
 
 static int method_get_capabilities(sd_bus_message *m, void *userdata, sd_bus_error *error) {

@@ -53,7 +53,8 @@ const char varlink_injector_description[] =
         "  # namespace.\n"
         "  pidfd: ?int,\n"
         "  # Scope \"device\": a whole disk's kernel name (loop3), and the index\n"
-        "  # of an fd of a loop device's backing file, which shows it is yours.\n"
+        "  # of an fd of a loop device's backing file, opened read-write, which\n"
+        "  # shows it is yours.\n"
         "  device: ?string,\n"
         "  backing_fd: ?int,\n"
         "  comm: ?string,\n"
@@ -263,7 +264,8 @@ static int method_cancel(VarlinkConn *c, json_object *params, VarlinkMethodFlags
                 return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, "'id' (a string) is required");
         if (!caller)
                 return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, "Cannot identify the caller");
-        return manager_cancel(((VarlinkApi *) userdata)->manager, caller, id, interactive_of(params), on_done, varlink_conn_ref(c));
+        return manager_cancel(((VarlinkApi *) userdata)->manager, caller, id, interactive_of(params), c, on_done,
+                              varlink_conn_ref(c));
 }
 
 static int method_reload_policy(VarlinkConn *c, json_object *params, VarlinkMethodFlags flags, void *userdata) {
@@ -274,7 +276,8 @@ static int method_reload_policy(VarlinkConn *c, json_object *params, VarlinkMeth
                 return 0;
         if (!caller)
                 return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, "Cannot identify the caller");
-        return manager_reload_policy_as(((VarlinkApi *) userdata)->manager, caller, interactive_of(params), on_done, varlink_conn_ref(c));
+        return manager_reload_policy_as(((VarlinkApi *) userdata)->manager, caller, interactive_of(params), c, on_done,
+                                        varlink_conn_ref(c));
 }
 
 static int method_get_capabilities(VarlinkConn *c, json_object *params, VarlinkMethodFlags flags, void *userdata) {
