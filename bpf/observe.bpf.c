@@ -4,19 +4,32 @@
  * process tree makes, per function and per distinct kernel stack, and fails
  * nothing. The tree is a process-scope root's tag (inject.h, struct
  * inject_tag), kept on its tasks by tags.bpf.c as for injections; a caller
- * outside it pays one task-storage lookup that misses. */
+ * outside it pays one task-storage lookup that misses. A task of the tree
+ * counts only while it runs with nothing but the observer's credentials,
+ * the check an injection of hers makes (creds.bpf.h): a setuid,
+ * setgid or file-capability program she starts leaves what she observes.
+ *
+ * The maps' sizes here are templates: the engine sets them to the request
+ * (the functions attached, the stack budget) before the load, so that an
+ * observation costs the daemon's memory what it asked for, not the most
+ * any could. */
 
 #include "vmlinux-min.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include "inject.h"
 #include "observe.h"
 #include "in-task.bpf.h"
+#include "creds.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* Set by the engine between open and load: the observed root's tag. */
+/* Set by the engine between open and load: the observed root's tag, and
+ * the observer's uid (INJECT_UID_ANY: a privileged observer, no
+ * credential filter, as for a privileged caller's injection). */
 const volatile __u64 observe_tag = 0;
+const volatile __u32 observe_uid = INJECT_UID_ANY;
 
 /* The engine's: the map the tagging programs keep. */
 #include "task-tags.bpf.h"
@@ -66,6 +79,8 @@ int observe_call(struct pt_regs *ctx)
         __u64 ip, n;
 
         if (!observed() || !in_task_context())
+                return 0;
+        if (observe_uid != INJECT_UID_ANY && !creds_match(observe_uid))
                 return 0;
         ip = bpf_get_func_ip(ctx);
         c = bpf_map_lookup_elem(&counts, &ip);

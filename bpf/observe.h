@@ -12,8 +12,13 @@
 #endif
 
 #define OBSERVE_MAX_FUNCTIONS   4096    /* functions one observation attaches to */
-#define OBSERVE_MAX_STACKS      16384   /* distinct kernel stacks kept (the stack map) */
-#define OBSERVE_MAX_PAIRS       65536   /* distinct (function, stack) pairs counted */
+/* The stack budget: distinct kernel stacks one observation keeps (the
+ * stack map), and as many (function, stack) pairs. Calls past the budget
+ * are counted, their stacks are not (stack_errors). The counts map
+ * holds one entry per function attached. The engine sizes the maps to
+ * these before the load (the object's own sizes are templates). */
+#define OBSERVE_MAX_STACKS      4096
+#define OBSERVE_MAX_PAIRS       4096
 #define OBSERVE_STACK_DEPTH     32      /* frames a stack is told apart by */
 
 /* Per function, keyed by its entry address (bpf_get_func_ip()). */

@@ -88,6 +88,25 @@ int authorize_global_limit(Manager *m, const Caller *c, InjectError *err) {
         return 0;
 }
 
+int authorize_observe(Manager *m, const Caller *c, unsigned mine, unsigned all, InjectError *err) {
+        unsigned max = m->options.max_observe, reserved = MANAGER_OBSERVE_RESERVED < max ? MANAGER_OBSERVE_RESERVED : 0;
+
+        if (!c->privileged) {
+                if (mine >= m->options.max_observe_per_user)
+                        return inject_error_set(err, -EUSERS, INJECT_ERROR_LIMIT,
+                                                "You have %u Observe sessions; at most %u per user "
+                                                "(--max-observe-per-user)", mine, m->options.max_observe_per_user);
+        }
+        if (all >= max)
+                return inject_error_set(err, -EUSERS, INJECT_ERROR_LIMIT,
+                                        "The daemon holds its maximum of %u Observe sessions (--max-observe)", max);
+        if (!c->privileged && all >= max - reserved)
+                return inject_error_set(err, -EUSERS, INJECT_ERROR_LIMIT,
+                                        "The daemon holds %u Observe sessions; the last %u of its %u (--max-observe) "
+                                        "are kept for privileged callers", all, reserved, max);
+        return 0;
+}
+
 int authorize_request(Manager *m, const Caller *c, const InjectRequest *req, const ScopeResolution *scope,
                       PolicyVerdict *verdict, PolicyVerdict *explicit, InjectError *err) {
         unsigned active;

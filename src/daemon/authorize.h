@@ -19,6 +19,13 @@ int authorize_rate(Manager *m, const Caller *c, InjectError *err);
  * reserved_active are kept for privileged callers. */
 int authorize_global_limit(Manager *m, const Caller *c, InjectError *err);
 
+/* Whether c may start one more Observe session, holding mine (of c's
+ * unprivileged uid) of all running (observe_session_count()): its user's
+ * share (--max-observe-per-user; privileged callers have none) and the
+ * daemon's (--max-observe, of which the last MANAGER_OBSERVE_RESERVED are
+ * kept for privileged callers). -EUSERS (LimitExceeded) saying which limit. */
+int authorize_observe(Manager *m, const Caller *c, unsigned mine, unsigned all, InjectError *err);
+
 /* The policy's verdict on req for scope, then the limits. verdict is
  * filled as far as the decision went (its rule names a refusal's rule).
  * For a foreign scope, explicit gets the verdict of a rule that names it

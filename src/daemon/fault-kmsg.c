@@ -19,7 +19,12 @@
  * the daemon counts the events, space is always 0, and an allocation with
  * __GFP_NOWARN gets a record too (the event has no gfp flags). The rate is the
  * kernel's default for fail_dump() (verbose_ratelimit_burst 10 per
- * verbose_ratelimit_interval_ms 5000), per injection. */
+ * verbose_ratelimit_interval_ms 5000), per user: all of one uid's
+ * injections share it. Per injection, a user with 16 injections would
+ * write 16 times that, enough to rotate the kernel's ring buffer in
+ * seconds and erase other users' oopses. A privileged owner's budget is
+ * not that of an unprivileged caller with the same uid (root in a
+ * container). */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -73,12 +78,40 @@ static void hardware_name(char *buf, size_t n) {
                         *board && strcmp(board, product) ? board : "", version, date);
 }
 
-static bool admit(Injection *inj, uint64_t now) {
-        if (now - inj->kmsg_window_usec >= KMSG_RATELIMIT_INTERVAL_USEC) {
-                inj->kmsg_window_usec = now;
-                inj->kmsg_in_window = 0;
+struct KmsgRate {
+        uint32_t uid;
+        bool privileged;
+        uint64_t window_usec;           /* CLOCK_MONOTONIC start of the current window */
+        unsigned in_window;
+};
+
+/* The owner's budget: one entry per (uid, privileged) that ever had a
+ * record to write, a few bytes each, as the request rate keeps its own. */
+static KmsgRate *owner_rate(Manager *m, const Injection *inj) {
+        KmsgRate *v;
+
+        for (size_t i = 0; i < m->n_kmsg_rates; i++)
+                if (m->kmsg_rates[i].uid == inj->owner_uid && m->kmsg_rates[i].privileged == inj->owner_privileged)
+                        return &m->kmsg_rates[i];
+        v = realloc(m->kmsg_rates, (m->n_kmsg_rates + 1) * sizeof(*v));
+        if (!v)
+                return NULL;
+        m->kmsg_rates = v;
+        v[m->n_kmsg_rates] = (KmsgRate) { .uid = inj->owner_uid, .privileged = inj->owner_privileged,
+                                          .window_usec = 0, .in_window = 0 };
+        return &v[m->n_kmsg_rates++];
+}
+
+static bool admit(Manager *m, const Injection *inj, uint64_t now) {
+        KmsgRate *e = owner_rate(m, inj);
+
+        if (!e)         /* out of memory: no record rather than an unbounded one */
+                return false;
+        if (e->window_usec == 0 || now - e->window_usec >= KMSG_RATELIMIT_INTERVAL_USEC) {
+                e->window_usec = now;
+                e->in_window = 0;
         }
-        return inj->kmsg_in_window++ < KMSG_RATELIMIT_BURST;
+        return e->in_window++ < KMSG_RATELIMIT_BURST;
 }
 
 int fault_kmsg_write(Manager *m, Injection *inj, const struct inject_event *ev, const char *comm) {
@@ -91,7 +124,7 @@ int fault_kmsg_write(Manager *m, Injection *inj, const struct inject_event *ev, 
         size_t n;
 
         inj->kmsg_faults++;
-        if (!inj->kernel_log || !admit(inj, now_usec(CLOCK_MONOTONIC)))
+        if (!inj->kernel_log || !admit(m, inj, now_usec(CLOCK_MONOTONIC)))
                 return 0;
 
         /* Left before this fault, as fail_dump() prints it: -1 without a limit. */

@@ -32,6 +32,8 @@ static ManagerOptions arg_options = {
         .connections_reserved = VARLINK_CONNECTIONS_RESERVED_DEFAULT,
         .idle_usec = VARLINK_IDLE_TIMEOUT_USEC_DEFAULT,
         .subscriptions_per_user = MANAGER_SUBSCRIPTIONS_PER_USER_DEFAULT,
+        .max_observe = MANAGER_MAX_OBSERVE_DEFAULT,
+        .max_observe_per_user = MANAGER_MAX_OBSERVE_PER_USER_DEFAULT,
         .site_linger_usec = ENGINE_SITE_LINGER_DEFAULT_USEC,
         .site_cache_usec = ENGINE_SITE_CACHE_GRACE_DEFAULT_USEC,
         .site_cache_max = ENGINE_SITE_CACHE_MAX_DEFAULT,
@@ -58,6 +60,9 @@ static void help(void) {
                "  --idle-timeout=DURATION     close a Varlink connection idle this long (default %s, 0: never)\n"
                "  --max-subscriptions-per-user=N\n"
                "                              D-Bus Subscribe() calls of one unprivileged user (default %d)\n"
+               "  --max-observe=N             Observe sessions of all users together (default %d; the last\n"
+               "                              %d kept for privileged callers; each costs about 1.5 MiB)\n"
+               "  --max-observe-per-user=N    Observe sessions of one unprivileged user (default %d)\n"
                "  --site-linger=DURATION      keep a function's emptied site attached this long after its\n"
                "                              last injection ends (default %s, at most %s, 0: off)\n"
                "  --site-cache=DURATION       keep a function's verified fmod_ret program loaded, detached, this long\n"
@@ -73,7 +78,8 @@ static void help(void) {
                MANAGER_MAX_ACTIVE_DEFAULT, MANAGER_RESERVED_ACTIVE_DEFAULT, MANAGER_RATE_PER_MINUTE_DEFAULT,
                MANAGER_EVENT_RATE_DEFAULT, VARLINK_CONNECTIONS_MAX_DEFAULT, VARLINK_CONNECTIONS_PER_UID_MAX_DEFAULT,
                VARLINK_CONNECTIONS_RESERVED_DEFAULT, FORMAT_DURATION(VARLINK_IDLE_TIMEOUT_USEC_DEFAULT),
-               MANAGER_SUBSCRIPTIONS_PER_USER_DEFAULT,
+               MANAGER_SUBSCRIPTIONS_PER_USER_DEFAULT, MANAGER_MAX_OBSERVE_DEFAULT, MANAGER_OBSERVE_RESERVED,
+               MANAGER_MAX_OBSERVE_PER_USER_DEFAULT,
                FORMAT_DURATION(ENGINE_SITE_LINGER_DEFAULT_USEC), FORMAT_DURATION(ENGINE_SITE_LINGER_MAX_USEC),
                FORMAT_DURATION(ENGINE_SITE_CACHE_GRACE_DEFAULT_USEC), ENGINE_SITE_CACHE_MAX_DEFAULT,
                INJECT_MAX_SLOTS, ENGINE_MAX_SLOTS_LIMIT);
@@ -105,7 +111,8 @@ static int parse_argv(int argc, char **argv) {
                ARG_LOG_TARGET, ARG_KEEP_CAPS, ARG_VERSION, ARG_SITE_LINGER, ARG_SITE_CACHE, ARG_SITE_CACHE_MAX,
                ARG_MAX_PER_FUNCTION,
                ARG_RESERVED_ACTIVE, ARG_EVENT_RATE, ARG_MAX_CONNECTIONS, ARG_MAX_CONNECTIONS_PER_USER,
-               ARG_RESERVED_CONNECTIONS, ARG_IDLE_TIMEOUT, ARG_MAX_SUBSCRIPTIONS_PER_USER };
+               ARG_RESERVED_CONNECTIONS, ARG_IDLE_TIMEOUT, ARG_MAX_SUBSCRIPTIONS_PER_USER,
+               ARG_MAX_OBSERVE, ARG_MAX_OBSERVE_PER_USER };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
@@ -121,6 +128,8 @@ static int parse_argv(int argc, char **argv) {
                 { "reserved-connections", required_argument, NULL, ARG_RESERVED_CONNECTIONS },
                 { "idle-timeout", required_argument, NULL, ARG_IDLE_TIMEOUT },
                 { "max-subscriptions-per-user", required_argument, NULL, ARG_MAX_SUBSCRIPTIONS_PER_USER },
+                { "max-observe", required_argument, NULL, ARG_MAX_OBSERVE },
+                { "max-observe-per-user", required_argument, NULL, ARG_MAX_OBSERVE_PER_USER },
                 { "site-linger", required_argument, NULL, ARG_SITE_LINGER },
                 { "site-cache", required_argument, NULL, ARG_SITE_CACHE },
                 { "site-cache-max", required_argument, NULL, ARG_SITE_CACHE_MAX },
@@ -200,6 +209,19 @@ static int parse_argv(int argc, char **argv) {
                         if (r < 0)
                                 return log_error_errno(r, "Invalid --max-subscriptions-per-user '%s': 1 to %d", optarg,
                                                        MANAGER_SUBSCRIPTIONS_MAX);
+                        break;
+                case ARG_MAX_OBSERVE:
+                        r = parse_count(optarg, MANAGER_OBSERVE_RESERVED + 1, MANAGER_MAX_OBSERVE_LIMIT,
+                                        &arg_options.max_observe);
+                        if (r < 0)
+                                return log_error_errno(r, "Invalid --max-observe '%s': %d to %d", optarg,
+                                                       MANAGER_OBSERVE_RESERVED + 1, MANAGER_MAX_OBSERVE_LIMIT);
+                        break;
+                case ARG_MAX_OBSERVE_PER_USER:
+                        r = parse_count(optarg, 1, MANAGER_MAX_OBSERVE_LIMIT, &arg_options.max_observe_per_user);
+                        if (r < 0)
+                                return log_error_errno(r, "Invalid --max-observe-per-user '%s': 1 to %d", optarg,
+                                                       MANAGER_MAX_OBSERVE_LIMIT);
                         break;
                 case ARG_IDLE_TIMEOUT:
                         r = parse_duration(optarg, &arg_options.idle_usec);

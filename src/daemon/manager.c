@@ -159,6 +159,10 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         m->options = *o;
         if (!m->options.max_active)
                 m->options.max_active = MANAGER_MAX_ACTIVE_DEFAULT;
+        if (!m->options.max_observe)
+                m->options.max_observe = MANAGER_MAX_OBSERVE_DEFAULT;
+        if (!m->options.max_observe_per_user)
+                m->options.max_observe_per_user = MANAGER_MAX_OBSERVE_PER_USER_DEFAULT;
         r = sd_event_default(&m->event);
         if (r < 0)
                 return r;
@@ -192,6 +196,7 @@ Manager *manager_free(Manager *m) {
                 injection_free(m->injections[i]);
         free(m->injections);
         free(m->rates);
+        free(m->kmsg_rates);
         sd_event_source_disable_unref(m->events_source);
         ring_buffer__free(m->events);
         sd_event_source_disable_unref(m->sighup);

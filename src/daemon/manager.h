@@ -37,12 +37,23 @@
 /* D-Bus Subscribe()s of one unprivileged user, and of everyone. */
 #define MANAGER_SUBSCRIPTIONS_PER_USER_DEFAULT 16
 #define MANAGER_SUBSCRIPTIONS_MAX 256
+/* Observe sessions (observe-session.h): each loads a program with
+ * preallocated maps charged to the daemon's memory cgroup, so their number
+ * is what bounds that memory (docs/security.md, "Observe's share"). Of
+ * the total, the last MANAGER_OBSERVE_RESERVED are for privileged callers,
+ * as with --reserved-active. */
+#define MANAGER_MAX_OBSERVE_DEFAULT 16
+#define MANAGER_MAX_OBSERVE_PER_USER_DEFAULT 4
+#define MANAGER_MAX_OBSERVE_LIMIT 1024
+#define MANAGER_OBSERVE_RESERVED 2
 
 typedef struct Policy Policy;
 typedef struct Manager Manager;
 typedef struct Injection Injection;
 typedef struct PendingRequest PendingRequest;
 typedef struct ManageCheck ManageCheck;
+typedef struct ObserveSession ObserveSession;
+typedef struct KmsgRate KmsgRate;
 
 typedef enum RemoveReason {
         REMOVE_CANCELLED,
@@ -84,11 +95,10 @@ struct Injection {
         uint64_t events_suppressed;
 
         /* Kernel log records of its faults (fault-kmsg.c): 0 none, 1 the
-         * record, 2 with the stack; and their rate limit's state. */
+         * record, 2 with the stack. Their rate limit is its owner's, shared
+         * by all of the uid's injections (Manager.kmsg_rates). */
         unsigned kernel_log;
         uint64_t kmsg_faults;           /* fault events seen */
-        uint64_t kmsg_window_usec;      /* CLOCK_MONOTONIC start of the current window */
-        unsigned kmsg_in_window;
 
         sd_event_source *timer;         /* CLOCK_BOOTTIME deadline */
         sd_event_source *owner_watch;   /* pidfd of the requester, when no front end follows it */
@@ -138,6 +148,8 @@ typedef struct ManagerOptions {
         unsigned site_cache_max;        /* ... and at most this many; 0: off */
         uint32_t max_per_function;      /* injections per function and backend (engine_set_max_per_function()) */
         unsigned event_rate;            /* fault events per injection per second; 0: all */
+        unsigned max_observe;           /* Observe sessions of everyone together; 0: the default */
+        unsigned max_observe_per_user;  /* ... and of one unprivileged uid */
 
         /* Read by the front ends, which enforce them. */
         unsigned connections_max;       /* Varlink, everyone together; 0: the default */
@@ -169,6 +181,9 @@ struct Manager {
 
         struct RateEntry *rates;
         size_t n_rates;
+        KmsgRate *kmsg_rates;           /* kernel-log records' rate, per uid (fault-kmsg.c) */
+        size_t n_kmsg_rates;
+        ObserveSession *observe_sessions;       /* every front end's, for the shares (authorize.c) */
         sd_event_source *sighup, *sigterm, *sigint;
         sd_event_source *exit_source;   /* refuses the requests still waiting, before the bus closes */
         sd_event_source *site_cache_timer;      /* the next cached site's expiry */

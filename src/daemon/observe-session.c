@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "authorize.h"
 #include "cleanup.h"
 #include "engine-observe.h"
 #include "json-build.h"
@@ -20,7 +21,22 @@
 #include "scope-resolve.h"
 
 struct ObserveSession {
+        ObserveSession *next;           /* in manager->observe_sessions */
         Manager *manager;
+        uid_t uid;                      /* the observer's, for the shares */
+        bool privileged;
+        /* While polkit decides (observe is NULL until it says yes): what
+         * the start needs then. A session waiting counts toward the shares. */
+        PolkitCheck *check;
+        Caller caller;
+        json_object *params;            /* a reference: functions[] borrow from it */
+        const char **functions;
+        size_t n_functions;
+        pid_t pid;
+        uint64_t start_ticks;
+        char *scope_desc;
+        uint64_t duration;
+        observe_started_cb started;
         EngineObserve *observe;
         int pidfd;                      /* the root's, readable once it exits */
         sd_event_source *exit_watch;
@@ -32,6 +48,17 @@ struct ObserveSession {
 ObserveSession *observe_session_free(ObserveSession *s) {
         if (!s)
                 return NULL;
+        for (ObserveSession **pp = &s->manager->observe_sessions; *pp; pp = &(*pp)->next)
+                if (*pp == s) {
+                        *pp = s->next;
+                        break;
+                }
+        /* A check still waiting is cancelled: its answer goes nowhere. */
+        polkit_check_free(s->check);
+        caller_done(&s->caller);
+        json_object_put(s->params);
+        free(s->functions);
+        free(s->scope_desc);
         sd_event_source_disable_unref(s->exit_watch);
         sd_event_source_disable_unref(s->timer);
         engine_observe_free(s->observe);
@@ -96,7 +123,22 @@ static int on_timer(sd_event_source *es, uint64_t usec, void *userdata) {
 }
 
 void observe_session_stop(ObserveSession *s) {
+        /* Not started yet (polkit deciding): the front ends show no
+         * session until it is. */
+        if (!s->observe)
+                return;
         finish(s, "stopped");
+}
+
+unsigned observe_session_count(Manager *m, uid_t uid, bool any_uid) {
+        unsigned n = 0;
+
+        for (ObserveSession *s = m->observe_sessions; s; s = s->next)
+                /* A privileged caller's sessions are not the share of an
+                 * unprivileged caller with its uid (root in a container). */
+                if (any_uid || (s->uid == uid && !s->privileged))
+                        n++;
+        return n;
 }
 
 static int take_pidfd(json_object *params, const int *fds, size_t n_fds, InjectRequest *req, InjectError *err) {
@@ -149,19 +191,109 @@ static int parse_functions(Manager *m, const Caller *c, json_object *params, con
         return 0;
 }
 
+static void refused(ObserveSession *s, const char *polkit, const InjectError *err) {
+        audit_log(LOG_NOTICE, &(AuditRecord) { .event = "observe", .caller = &s->caller, .scope = s->scope_desc,
+                                               .result = "refused", .polkit = polkit, .reason = err->name },
+                  "Observe refused for uid %u: %s", (unsigned) s->uid, err->message);
+}
+
+/* polkit said yes: load, attach, watch; the first reply's document. */
+static int begin(ObserveSession *s, const char *polkit_how, json_object **ret, InjectError *err) {
+        _cleanup_json_ json_object *skipped = NULL, *started = NULL;
+        Manager *m = s->manager;
+        const ObserveSkipped *sk;
+        size_t n_skipped;
+        int r;
+
+        /* The same credential check as the caller's injection would make:
+         * none for a privileged caller, whose injections have none. */
+        r = engine_observe_start(m->engine, s->pid, s->start_ticks, s->privileged ? INJECT_UID_ANY : s->uid,
+                                 s->functions, s->n_functions, &s->observe, err);
+        if (r < 0)
+                return r;
+        s->pidfd = pidfd_open_pid(s->pid);
+        if (s->pidfd < 0)
+                return inject_error_set(err, s->pidfd, INJECT_ERROR_BAD_SCOPE, "Cannot follow process %d: %s",
+                                        (int) s->pid, strerror(-s->pidfd));
+        r = sd_event_add_io(m->event, &s->exit_watch, s->pidfd, EPOLLIN, on_root_exit, s);
+        if (r >= 0)
+                r = sd_event_add_time_relative(m->event, &s->timer, CLOCK_BOOTTIME, s->duration, 0, on_timer, s);
+        if (r < 0)
+                return inject_error_set(err, r, INJECT_ERROR_UNAVAILABLE, "Cannot watch the observation: %s",
+                                        strerror(-r));
+
+        skipped = json_object_new_array();
+        sk = engine_observe_skipped(s->observe, &n_skipped);
+        for (size_t i = 0; skipped && i < n_skipped; i++) {
+                json_object *o = NULL;
+
+                r = json_build_object(&o, JSON_PAIR_STRING("function", sk[i].name),
+                                      JSON_PAIR_STRING("reason", sk[i].reason), JSON_BUILD_END);
+                if (r >= 0)
+                        r = json_append(skipped, o);
+                if (r < 0)
+                        return r;
+        }
+        r = json_build_object(&started,
+                              JSON_PAIR_U64("pid", (uint64_t) s->pid),
+                              JSON_PAIR_U64("attached", engine_observe_n_attached(s->observe)),
+                              JSON_PAIR_REF("skipped", skipped),
+                              JSON_BUILD_END);
+        if (r < 0)
+                return r;
+        audit_log(LOG_INFO, &(AuditRecord) { .event = "observe", .caller = &s->caller, .scope = s->scope_desc,
+                                             .result = "allowed", .polkit = polkit_how },
+                  "Observing %zu functions for %s (uid %u, polkit %s)", engine_observe_n_attached(s->observe),
+                  s->scope_desc, (unsigned) s->uid, polkit_how ?: "-");
+        *ret = TAKE_PTR(started);
+        return 0;
+}
+
+static void on_polkit_result(const PolkitResult *res, void *userdata) {
+        _cleanup_json_ json_object *started = NULL;
+        ObserveSession *s = userdata;
+        InjectError err = {};
+        int r;
+
+        s->check = polkit_check_free(s->check);
+        if (!res->allowed) {
+                if (res->error < 0)
+                        r = inject_error_set(&err, res->error, INJECT_ERROR_AUTH_UNAVAILABLE,
+                                             "polkit could not be asked, and --polkit=required: %s",
+                                             res->error_message ?: strerror(-res->error));
+                else
+                        r = inject_error_set(&err, -EACCES, INJECT_ERROR_NOT_AUTHORIZED,
+                                             "polkit did not authorize %s%s", POLKIT_ACTION_OBSERVE,
+                                             res->challenge ? " (interactive authentication could; ask with "
+                                             "interactive authorization allowed)" : "");
+        } else {
+                r = begin(s, res->how, &started, &err);
+                if (r < 0 && !err.name)
+                        inject_error_set(&err, r, INJECT_ERROR_UNAVAILABLE, "Cannot start the observation: %s",
+                                         strerror(-r));
+        }
+        if (r < 0) {
+                refused(s, res->how, &err);
+                s->started(s, NULL, &err, s->userdata);
+                observe_session_free(s);
+                return;
+        }
+        /* The front end keeps the session from here; done comes later. */
+        s->started(s, started, NULL, s->userdata);
+}
+
 int observe_session_start(Manager *m, const Caller *c, json_object *params, const int *fds, size_t n_fds,
-                          observe_done_cb done, void *userdata, ObserveSession **ret, json_object **ret_started,
-                          InjectError *err) {
+                          bool interactive, observe_started_cb started, observe_done_cb done, void *userdata,
+                          ObserveSession **ret, InjectError *err) {
         static const char *const keys[] = { "functions", "pid", "pidfd", "duration_usec", NULL };
         _cleanup_(observe_session_freep) ObserveSession *s = NULL;
         _cleanup_(request_done) InjectRequest req = INJECT_REQUEST_NULL;
-        _cleanup_json_ json_object *skipped = NULL, *started = NULL;
         _cleanup_free_ const char **functions = NULL;
-        const ObserveSkipped *sk;
         const char *unknown = NULL;
         ScopeResolution scope = {};
         uint64_t duration = OBSERVE_DURATION_DEFAULT_USEC, pid = 0;
-        size_t n_functions, n_skipped;
+        PolkitSubject subject;
+        size_t n_functions;
         int r;
 
         if (!params || json_check_keys(params, keys, &unknown) < 0)
@@ -194,47 +326,39 @@ int observe_session_start(Manager *m, const Caller *c, json_object *params, cons
                                         "You may observe only your own processes: %s%s%s", scope.desc,
                                         scope.why[0] ? ", " : "", scope.why);
 
+        /* Before anything is loaded or polkit asked: the shares are what
+         * keeps the sessions' maps within the daemon's memory. */
+        r = authorize_observe(m, c, observe_session_count(m, c->uid, false), observe_session_count(m, 0, true), err);
+        if (r < 0) {
+                audit_log(LOG_NOTICE, &(AuditRecord) { .event = "observe", .caller = c, .scope = scope.desc,
+                                                       .result = "refused", .reason = err->name },
+                          "Observe refused for uid %u: %s", (unsigned) c->uid, err->message);
+                return r;
+        }
+
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
-        *s = (ObserveSession) { .manager = m, .pidfd = -1, .done = done, .userdata = userdata };
-        r = engine_observe_start(m->engine, scope.pid, scope.start_ticks, functions, n_functions, &s->observe, err);
+        *s = (ObserveSession) { .manager = m, .uid = c->uid, .privileged = c->privileged, .pidfd = -1,
+                                .params = json_object_get(params), .functions = TAKE_PTR(functions),
+                                .n_functions = n_functions, .pid = scope.pid, .start_ticks = scope.start_ticks,
+                                .scope_desc = strdup(scope.desc), .duration = duration, .started = started,
+                                .done = done, .userdata = userdata, .next = m->observe_sessions };
+        m->observe_sessions = s;
+        if (!s->scope_desc)
+                return -ENOMEM;
+        r = caller_copy(c, &s->caller);
         if (r < 0)
                 return r;
-        s->pidfd = pidfd_open_pid(scope.pid);
-        if (s->pidfd < 0)
-                return inject_error_set(err, s->pidfd, INJECT_ERROR_BAD_SCOPE, "Cannot follow process %d: %s",
-                                        (int) scope.pid, strerror(-s->pidfd));
-        r = sd_event_add_io(m->event, &s->exit_watch, s->pidfd, EPOLLIN, on_root_exit, s);
-        if (r >= 0)
-                r = sd_event_add_time_relative(m->event, &s->timer, CLOCK_BOOTTIME, duration, 0, on_timer, s);
+
+        /* polkit decides Observe like any request, with an action of its
+         * own: a rule that cuts a user off cuts her kprobes off too. */
+        subject = authorize_polkit_subject(c);
+        r = polkit_check_async(m->polkit, &subject, POLKIT_ACTION_OBSERVE, NULL, interactive, on_polkit_result, s,
+                               &s->check);
         if (r < 0)
-                return inject_error_set(err, r, INJECT_ERROR_UNAVAILABLE, "Cannot watch the observation: %s",
+                return inject_error_set(err, r, INJECT_ERROR_AUTH_UNAVAILABLE, "Cannot ask polkit: %s",
                                         strerror(-r));
-
-        skipped = json_object_new_array();
-        sk = engine_observe_skipped(s->observe, &n_skipped);
-        for (size_t i = 0; skipped && i < n_skipped; i++) {
-                json_object *o = NULL;
-
-                r = json_build_object(&o, JSON_PAIR_STRING("function", sk[i].name),
-                                      JSON_PAIR_STRING("reason", sk[i].reason), JSON_BUILD_END);
-                if (r >= 0)
-                        r = json_append(skipped, o);
-                if (r < 0)
-                        return r;
-        }
-        r = json_build_object(&started,
-                              JSON_PAIR_U64("pid", (uint64_t) scope.pid),
-                              JSON_PAIR_U64("attached", engine_observe_n_attached(s->observe)),
-                              JSON_PAIR_REF("skipped", skipped),
-                              JSON_BUILD_END);
-        if (r < 0)
-                return r;
-        audit_log(LOG_INFO, &(AuditRecord) { .event = "observe", .caller = c, .scope = scope.desc,
-                                             .result = "allowed" },
-                  "Observing %zu functions for %s", engine_observe_n_attached(s->observe), scope.desc);
-        *ret_started = TAKE_PTR(started);
         *ret = TAKE_PTR(s);
         return 0;
 }

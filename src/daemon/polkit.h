@@ -45,6 +45,7 @@
 #define POLKIT_ACTION_INJECT "org.injectd.inject"
 #define POLKIT_ACTION_INJECT_GLOBAL "org.injectd.inject-global"
 #define POLKIT_ACTION_MANAGE "org.injectd.manage"
+#define POLKIT_ACTION_OBSERVE "org.injectd.observe"
 
 /* PolkitResult.how */
 #define POLKIT_HOW_POLKIT "polkit"

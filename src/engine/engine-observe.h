@@ -39,7 +39,10 @@ typedef struct ObserveFunction {
 } ObserveFunction;
 
 /* Starts observing the thread group pid (start_ticks: its leader's start
- * time, 0 to read it now) and its descendants, on each of functions[] that
+ * time, 0 to read it now) and its descendants, counting only their calls
+ * made with nothing but uid's credentials (the check an injection owned by
+ * uid makes, bpf/creds.bpf.h; INJECT_UID_ANY: every call, for a privileged
+ * observer), on each of functions[] that
  * this kernel can observe: on the error-injection list or an LSM hook, and traceable by
  * ftrace (kprobe.multi attaches through it; a function in a file built
  * without ftrace cannot be). The others are skipped, not refused:
@@ -47,8 +50,8 @@ typedef struct ObserveFunction {
  * (NotInjectable), when the process is gone (BadScope), when the kernel
  * has no kprobe.multi or refuses the attach (KernelRefused). The engine
  * must outlive the observation. */
-int engine_observe_start(Engine *e, pid_t pid, uint64_t start_ticks, const char *const *functions, size_t n,
-                         EngineObserve **ret, InjectError *err);
+int engine_observe_start(Engine *e, pid_t pid, uint64_t start_ticks, uint32_t uid, const char *const *functions,
+                         size_t n, EngineObserve **ret, InjectError *err);
 const ObserveSkipped *engine_observe_skipped(EngineObserve *o, size_t *ret_n);
 size_t engine_observe_n_attached(EngineObserve *o);
 pid_t engine_observe_pid(EngineObserve *o);

@@ -190,8 +190,8 @@ static int choose_functions(Engine *e, EngineObserve *o, const char *const *func
 
 _Static_assert(OBSERVE_MAX_FUNCTIONS == 4096, "the message in choose_functions() says 4096");
 
-int engine_observe_start(Engine *e, pid_t pid, uint64_t start_ticks, const char *const *functions, size_t n,
-                         EngineObserve **ret, InjectError *err) {
+int engine_observe_start(Engine *e, pid_t pid, uint64_t start_ticks, uint32_t uid, const char *const *functions,
+                         size_t n, EngineObserve **ret, InjectError *err) {
         LIBBPF_OPTS(bpf_kprobe_multi_opts, opts);
         _cleanup_(engine_observe_freep) EngineObserve *o = NULL;
         _cleanup_free_ const char **syms = NULL;
@@ -239,6 +239,18 @@ int engine_observe_start(Engine *e, pid_t pid, uint64_t start_ticks, const char 
                                         (int) tgid, strerror(-r));
 
         o->skel->rodata->observe_tag = tag;
+        o->skel->rodata->observe_uid = uid;
+        /* Sized to the request: one count per function attached, and the
+         * stack budget (observe.h). Preallocated, so this is what the
+         * observation costs the daemon's memory cgroup from its load on. */
+        r = bpf_map__set_max_entries(o->skel->maps.counts, (uint32_t) n_syms);
+        if (r >= 0)
+                r = bpf_map__set_max_entries(o->skel->maps.stacks, OBSERVE_MAX_STACKS);
+        if (r >= 0)
+                r = bpf_map__set_max_entries(o->skel->maps.pairs, OBSERVE_MAX_PAIRS);
+        if (r < 0)
+                return inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED, "Cannot size the observe maps: %s",
+                                        strerror(-r));
         r = observe_bpf__load(o->skel);
         if (r < 0)
                 return inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED, "The kernel refused the observe program: %s%s%s",

@@ -7,7 +7,8 @@
 #
 # alice's workload (fixtures/alloc-report.c) makes N mkdir calls on a
 # tmpfs, each a new dentry; her injection on should_failslab, with
-# --cache dentry, fails each.
+# --cache dentry, fails each. All of one user's injections share one
+# budget of records (the kernel's fail_dump() rate), not one each.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-daemon.sh"
 . "$(dirname "$0")/lib-alloc.sh"
@@ -79,6 +80,63 @@ assert_eq "mkdir ok 0 failed $N ENOMEM" "$RESULT" "alice's mkdir calls with --ke
 wait_until 60 test "$(records)" -ge $((before + N))
 assert_eq $((before + N)) "$(records)" "kernel log records of alice's $N faults"
 ours=$(dmesg | awk '/FAULT_INJECTION: forcing a failure/ { rec = "" } { rec = rec $0 "\n" } END { printf "%s", rec }')
+
+# The rate is alice's, not each injection's (fault-kmsg.c): two of her
+# workloads, each under an injection of hers, fail SHARED_N mkdir calls
+# each, run together within one window, and get KMSG_BURST records between
+# them, not one burst each. A fresh window first: the rate counts
+# KMSG_WINDOW seconds from the first record, and the round above wrote some.
+KMSG_BURST=10           # fault-kmsg.c: KMSG_RATELIMIT_BURST per KMSG_RATELIMIT_INTERVAL_USEC
+KMSG_WINDOW=5
+SHARED_N=6
+shared=$DAEMON_WORK/shared
+mkdir -p "$shared"
+chown alice "$shared"
+ids=()
+infd=()
+outfd=()
+for w in 1 2; do
+    as alice mkdir "$tmp/alice/shared$w"
+    mkfifo "$shared/in$w" "$shared/out$w"
+    chown alice "$shared/in$w" "$shared/out$w"
+    start_as alice /dev/null "$shared/err$w" "$ALLOC_REPORT" "$shared/in$w" "$shared/out$w" \
+        "mkdir:$tmp/alice/shared$w" "$SHARED_N"
+    pid=$BG_PID
+    # Read-write, kept open: alloc-report's opens do not wait for us, and
+    # a fifo's writer does not lose its reader.
+    exec {fd}<>"$shared/in$w"
+    infd[w]=$fd
+    exec {fd}<>"$shared/out$w"
+    outfd[w]=$fd
+    read -r -t 120 line <&"$fd" || fail "alloc-report $w did not start ($(cat "$shared/err$w"))"
+    assert_eq ready "$line" "alloc-report $w's first line"
+    id=$(as alice "$INJECTCTL" inject should_failslab --error ENOMEM --pid "$pid" --cache dentry \
+        --for 5min --detach --kernel-log 1) || fail "alice could not arm on her workload $w"
+    ids+=("$id")
+done
+sleep "$KMSG_WINDOW"
+before=$(records)
+echo go >&"${infd[1]}"
+echo go >&"${infd[2]}"
+for w in 1 2; do
+    report=
+    while read -r -t 120 line <&"${outfd[w]}" && [[ $line != end ]]; do
+        report+=$line
+    done
+    log "workload $w: $report"
+    assert_contains "$report" "mkdir ok 0 failed $SHARED_N ENOMEM" "alice's workload $w"
+    echo exit >&"${infd[w]}"
+    exec {infd[w]}>&- {outfd[w]}<&-
+done
+wait_until 60 test "$(records)" -ge $((before + KMSG_BURST))
+# Records past the budget (the failure this checks for) come from the same
+# few batches of events as the others: a moment more shows them.
+sleep 2
+assert_eq $((before + KMSG_BURST)) "$(records)" \
+    "kernel log records of alice's $((2 * SHARED_N)) faults under two injections (one budget of $KMSG_BURST)"
+for id in "${ids[@]}"; do
+    as alice "$INJECTCTL" cancel "$id" >/dev/null
+done
 
 # The kernel's own record, for comparison: its failslab, on root's
 # process (make-it-fail), fails atomic allocations. Those of bash and exec

@@ -2,12 +2,14 @@
 /* varlink-call: one Varlink call through our client module (src/shared/
  * varlink.c), for the VM tests; the raw-socket side is tested with socat.
  *
- *   varlink-call [--more [--count N]] SOCKET METHOD [PARAMETERS-JSON]
+ *   varlink-call [--more [--count N]] [--no-timeout] SOCKET METHOD [PARAMETERS-JSON]
  *   varlink-call --validate-idl FILE
  *
  * Prints each reply as one JSON line {"parameters": ..., "error": ...}.
  * Exit status: 0 reply, 1 error reply, 2 usage, 3 connection failure. With
- * --more it stops after N replies, or at the final one.
+ * --more it stops after N replies, or at the final one. --no-timeout
+ * waits for a reply as long as it takes (the client's default is 30 s):
+ * for a call held open on purpose, such as an Observe session.
  *
  * --validate-idl checks that FILE ("-": standard input) is a well-formed
  * interface description (varlink_idl_validate(), the server's own check):
@@ -99,7 +101,7 @@ int main(int argc, char **argv) {
         _cleanup_(varlink_client_freep) VarlinkClient *c = NULL;
         json_object *params = NULL, *reply = NULL;
         const char *error = NULL;
-        bool more = false;
+        bool more = false, no_timeout = false;
         int i = 1, r;
 
         if (argc == 3 && strcmp(argv[1], "--validate-idl") == 0)
@@ -109,13 +111,15 @@ int main(int argc, char **argv) {
                         more = true;
                 else if (strcmp(argv[i], "--count") == 0 && i + 1 < argc)
                         count_left = atol(argv[++i]);
+                else if (strcmp(argv[i], "--no-timeout") == 0)
+                        no_timeout = true;
                 else {
                         fprintf(stderr, "varlink-call: unknown option '%s'\n", argv[i]);
                         return 2;
                 }
         }
         if (argc - i < 2 || argc - i > 3) {
-                fprintf(stderr, "usage: varlink-call [--more [--count N]] SOCKET METHOD [PARAMETERS-JSON]\n"
+                fprintf(stderr, "usage: varlink-call [--more [--count N]] [--no-timeout] SOCKET METHOD [PARAMETERS-JSON]\n"
                                 "       varlink-call --validate-idl FILE\n");
                 return 2;
         }
@@ -128,6 +132,8 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "varlink-call: cannot connect to '%s': %s\n", argv[i], strerror(-r));
                 return 3;
         }
+        if (no_timeout)
+                varlink_client_set_timeout(c, VARLINK_TIMEOUT_INFINITY);
         if (more)
                 r = varlink_client_call_more(c, argv[i + 1], params, on_reply, NULL);
         else {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* D-Bus Observe (observe-session.h). Manager.Observe(a{sv}) starts a
- * session and returns at once what Varlink's first reply says, and an
+ * session and returns, once polkit has said yes to org.injectd.observe,
+ * what Varlink's first reply says, and an
  * object, /org/injectd/Injector1/observe/_<n>; when the session ends (the
  * observed tree's root exits, the time is up, or Stop()) that object sends
  * Ended(s) with what Varlink's last reply says, to the caller only. The
@@ -35,6 +36,7 @@ struct BusObserve {
         uint64_t id;
         char *owner;                    /* the caller's unique name */
         sd_bus_slot *name_watch;        /* NameOwnerChanged of owner */
+        sd_bus_message *call;           /* Observe(), unanswered while polkit decides; then NULL */
         ObserveSession *session;
         char path[OBSERVE_PATH_MAX];
 };
@@ -46,6 +48,7 @@ static void record_remove(BusApi *b, BusObserve *o) {
                         break;
                 }
         sd_bus_slot_unref(o->name_watch);
+        sd_bus_message_unref(o->call);
         free(o->owner);
         free(o);
 }
@@ -112,8 +115,32 @@ static size_t count_owned(BusApi *b, const char *owner) {
         return n;
 }
 
+/* polkit answered: Observe() gets its reply now. */
+static void on_started(ObserveSession *s, json_object *started, const InjectError *err, void *userdata) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        BusObserve *o = userdata;
+        int r;
+
+        call = TAKE_PTR(o->call);
+        if (err) {
+                (void) bus_set_inject_error(&error, err);
+                r = sd_bus_reply_method_error(call, &error);
+                if (r < 0)
+                        log_warning_errno(r, "Cannot answer Observe() of %s: %m", o->owner);
+                /* The session frees itself after this. */
+                o->session = NULL;
+                record_remove(o->api, o);
+                return;
+        }
+        r = sd_bus_reply_method_return(call, "so", json_object_to_json_string_ext(started, JSON_C_TO_STRING_PLAIN),
+                                       o->path);
+        if (r < 0)
+                log_warning_errno(r, "Cannot answer Observe() of %s: %m", o->owner);
+}
+
 int bus_observe_method(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        _cleanup_(json_object_putp) json_object *params = NULL, *started = NULL;
+        _cleanup_(json_object_putp) json_object *params = NULL;
         _cleanup_(caller_done) Caller c = {};
         BusApi *b = userdata;
         const char *sender = sd_bus_message_get_sender(m);
@@ -146,16 +173,16 @@ int bus_observe_method(sd_bus_message *m, void *userdata, sd_bus_error *error) {
                 record_remove(b, o);
                 return -ENOMEM;
         }
-        r = observe_session_start(b->manager, &c, params, fds, n_fds, on_done, o, &o->session, &started, &err);
+        r = observe_session_start(b->manager, &c, params, fds, n_fds,
+                                  sd_bus_message_get_allow_interactive_authorization(m) > 0, on_started, on_done, o,
+                                  &o->session, &err);
         if (r < 0) {
                 record_remove(b, o);
                 return err.name ? bus_set_inject_error(error, &err) : r;
         }
+        /* The caller leaving while polkit decides drops the request too. */
+        o->call = sd_bus_message_ref(m);
         r = bus_watch_name(b->bus, o->owner, &o->name_watch, on_name_owner_changed, o);
-        if (r >= 0)
-                r = sd_bus_reply_method_return(m, "so",
-                                               json_object_to_json_string_ext(started, JSON_C_TO_STRING_PLAIN),
-                                               o->path);
         if (r < 0) {
                 record_drop(b, o);
                 return r;
@@ -173,7 +200,8 @@ static int find_observe(sd_bus *bus, const char *path, const char *interface, vo
         for (BusObserve *o = b->observes; o; o = o->next) {
                 const Caller *c;
 
-                if (strcmp(o->path, path) != 0)
+                /* Not before Observe() has answered with it. */
+                if (o->call || strcmp(o->path, path) != 0)
                         continue;
                 if (!sender)
                         return 0;

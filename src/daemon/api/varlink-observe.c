@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Varlink Observe (observe-session.h): a call with "more". The first reply
  * says what is observed; the last one, when the observed tree's root exits
- * or the time is up, carries the counts. Closing the connection ends the
- * observation. */
+ * or the time is up, carries the counts. polkit is asked first
+ * (org.injectd.observe): the first reply waits for it. Closing the
+ * connection ends the observation, or drops the request polkit decides. */
 
 #include <errno.h>
 #include <stdlib.h>
@@ -52,9 +53,34 @@ static void on_done(ObserveSession *s, json_object *result, const InjectError *e
         forget(o->api, o);
 }
 
+static void on_started(ObserveSession *s, json_object *started, const InjectError *err, void *userdata) {
+        _cleanup_json_ json_object *reply = NULL;
+        VarlinkObserve *o = userdata;
+        VarlinkConn *c = o->conn;
+        char name[128];
+        int r;
+
+        if (err) {
+                _cleanup_json_ json_object *p = NULL;
+
+                if (json_build_object(&p, JSON_PAIR_STRING("message", err->message), JSON_BUILD_END) >= 0) {
+                        snprintf(name, sizeof(name), "org.injectd.Injector.%s", err->name);
+                        (void) varlink_error(c, name, p);
+                }
+                /* The session frees itself after this. */
+                o->session = NULL;
+                forget(o->api, o);
+                return;
+        }
+        r = json_build_object(&reply, JSON_PAIR_OBJECT("observing", json_object_get(started)), JSON_BUILD_END);
+        if (r >= 0)
+                r = varlink_notify(c, reply);
+        if (r < 0)
+                log_warning_errno(r, "Cannot send the first Observe reply: %m");
+}
+
 int varlink_observe_start(VarlinkApi *v, VarlinkConn *c, const Caller *caller, json_object *params,
                           const int *fds, size_t n_fds, InjectError *err) {
-        _cleanup_json_ json_object *started = NULL, *reply = NULL;
         VarlinkObserve *o;
         int r;
 
@@ -62,7 +88,9 @@ int varlink_observe_start(VarlinkApi *v, VarlinkConn *c, const Caller *caller, j
         if (!o)
                 return -ENOMEM;
         o->api = v;
-        r = observe_session_start(v->manager, caller, params, fds, n_fds, on_done, o, &o->session, &started, err);
+        /* No interactive authentication: the call has no key for it. */
+        r = observe_session_start(v->manager, caller, params, fds, n_fds, false, on_started, on_done, o,
+                                  &o->session, err);
         if (r < 0) {
                 free(o);
                 return r;
@@ -70,12 +98,11 @@ int varlink_observe_start(VarlinkApi *v, VarlinkConn *c, const Caller *caller, j
         o->conn = varlink_conn_ref(c);
         o->next = v->observes;
         v->observes = o;
-        /* An observation waits on its connection, which is busy, not idle. */
+        /* An observation, or a request waiting for polkit, waits on its
+         * connection, which is busy, not idle. The first reply comes from
+         * on_started(). */
         varlink_conn_set_keep_idle(c, true);
-        r = json_build_object(&reply, JSON_PAIR_OBJECT("observing", TAKE_PTR(started)), JSON_BUILD_END);
-        if (r < 0)
-                return r;
-        return varlink_notify(c, reply);
+        return 0;
 }
 
 void varlink_observe_remove(VarlinkApi *v, VarlinkConn *c) {
