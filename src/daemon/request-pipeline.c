@@ -540,10 +540,11 @@ void manager_requests_abort(Manager *m) {
 
                 inject_error_set(&err, -ESHUTDOWN, INJECT_ERROR_UNAVAILABLE,
                                  "injectd is stopping; nothing was armed, ask again once it is back");
-                if (p->arm)
-                        log_info("Stopping while arming for uid %u: the arm is undone", (unsigned) p->caller.uid);
                 pending_unlink(m, p);
-                p->cb(m, NULL, &err, p->userdata);
+                if (p->arm)
+                        refuse(p, p->polkit_how, &err);
+                else
+                        p->cb(m, NULL, &err, p->userdata);
                 pending_free(p);
         }
 }
@@ -566,7 +567,12 @@ void manager_requester_gone(Manager *m, void *owner) {
                         inject_error_set(&err, -ECONNRESET, INJECT_ERROR_INVALID_ARGUMENT,
                                          "The requester disconnected before the answer");
                         pending_unlink(m, p);
-                        p->cb(m, NULL, &err, p->userdata);
+                        if (p->arm)
+                                /* Mid-walk: a decision taken back, said as one;
+                                 * pending_free() undoes the arm. */
+                                refuse(p, p->polkit_how, &err);
+                        else
+                                p->cb(m, NULL, &err, p->userdata);
                         pending_free(p);
                 }
         }

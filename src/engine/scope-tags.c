@@ -531,8 +531,12 @@ int scope_tags_walk_step(ScopeTagsWalk *t, size_t budget, size_t *ret_visited) {
         size_t before = t->visited;
         int r = 0;
 
-        if (!t->done)
+        if (!t->done) {
                 r = walk_step(t, budget ?: 1);
+                if (r >= 0 && t->done)
+                        log_debug("Tagged for %zu new process-scope root(s): %zu task(s) visited", t->n_roots,
+                                  t->visited);
+        }
         if (ret_visited)
                 *ret_visited = t->visited - before;
         if (r < 0)
@@ -652,6 +656,5 @@ int scope_tags_apply(const char *pin_root, ScopeTagsProgram **held, int tags_fd,
         r = scope_tags_walk_step(t, SIZE_MAX, ret_visited);
         if (r < 0)
                 return r;
-        log_debug("Tagged for new process-scope root(s): %zu task(s) visited", *ret_visited);
         return scope_tags_walk_over(t);
 }
