@@ -13,12 +13,12 @@
 #      (probe_arm, below). The walk is measured too (the engine's
 #      tag_usec), so the log says what bob waited before.
 #   2. The arm covers the tree: the engine visited every process of it.
-#   3. alice leaves mid-walk (her injectctl killed, no --detach): the arm
-#      is dropped, nothing stays armed and no root stays in the kernel's
-#      roots map.
+#   3. alice leaves while she arms (her injectctl killed, no --detach):
+#      nothing stays armed and no root stays in the kernel's roots map.
+#      Under TCG the kill may land after the arm; the log says which.
 #
-# Seen failing on the code before the stepped walk (main at b20c657): bob
-# waited for the whole walk, over the bound.
+# Seen failing on the code before the stepped walk (b20c657's src/): bob
+# waited 414 ms for ListInjections, over the bound of 200 ms.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-daemon.sh"
 
