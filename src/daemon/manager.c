@@ -191,6 +191,7 @@ Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
         pending_requests_free(m);
+        sd_event_source_disable_unref(m->arm_stepper);
         manage_checks_free(m);
         for (size_t i = 0; i < m->n_injections; i++)
                 injection_free(m->injections[i]);

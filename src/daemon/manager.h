@@ -26,6 +26,11 @@
 #define MANAGER_STATE_DIR "/run/injectd/injections"
 #endif
 #define MANAGER_MAX_ACTIVE_DEFAULT 256
+/* Processes of a process scope's tree tagged per turn of the event loop
+ * (request-pipeline.c): a step is this many visits, each a BPF link, an
+ * iterator and a read, so that whatever else waits is served after one
+ * step at most. See docs/security.md for what a step took, measured. */
+#define MANAGER_ARM_STEP_PROCESSES 32
 /* Of MANAGER_MAX_ACTIVE_DEFAULT, kept for privileged callers: users
  * together cannot take the last ones. */
 #define MANAGER_RESERVED_ACTIVE_DEFAULT 16
@@ -168,7 +173,8 @@ struct Manager {
 
         Injection **injections;
         size_t n_injections;
-        PendingRequest *pending;        /* requests waiting for polkit */
+        PendingRequest *pending;        /* requests waiting for polkit, or arming (a process scope's walk) */
+        sd_event_source *arm_stepper;   /* walks the arms under way, a step per turn of the loop */
         ManageCheck *manage_checks;     /* Cancel and ReloadPolicy calls waiting for polkit (manage.c) */
 
         struct ring_buffer *events;

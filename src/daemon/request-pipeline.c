@@ -2,7 +2,10 @@
 /* The path of an Inject request, one step per function:
  *   parse → resolve the scope → authorize (authorize.c) → polkit → arm → track.
  * Every refusal is logged as a decision and answered through the request's
- * callback, exactly once. */
+ * callback, exactly once. An arm whose process scope has a tree to tag is
+ * walked a bounded number of processes per turn of the event loop
+ * (MANAGER_ARM_STEP_PROCESSES, arm_stepper), the request waiting in
+ * m->pending meanwhile, so that no request holds the loop (issue 29). */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +33,9 @@ struct PendingRequest {
         PolicyVerdict verdict;
         PolicyVerdict explicit;         /* a foreign scope: the rule naming it, if any */
         PolkitCheck *check;
+        EngineArm *arm;                 /* under way: its tree is being tagged */
+        char *polkit_how;               /* ... and how polkit said yes */
+        uint64_t duration;
         void *owner;            /* the front end's handle on the requester */
         manager_inject_cb cb;
         void *userdata;
@@ -47,6 +53,9 @@ static void pending_free(PendingRequest *p) {
         if (!p)
                 return;
         polkit_check_free(p->check);
+        /* An arm not finished is undone: nothing of it was reachable. */
+        engine_arm_free(p->arm);
+        free(p->polkit_how);
         caller_done(&p->caller);
         request_done(&p->req);
         policy_verdict_done(&p->verdict);
@@ -136,8 +145,9 @@ static int parse(PendingRequest *p, json_object *request, const int *fds, size_t
                                                                 .arg_filters = p->req.arg_filters }, err);
 }
 
-/* Step 5: the engine arms it. */
-static int arm(PendingRequest *p, uint64_t duration, InjectionInfo *ret, InjectError *err) {
+/* Step 5: the engine arms it: begun now; a process scope's tree is then
+ * tagged in steps (arm_step()) before arm_finish(). */
+static int arm_begin(PendingRequest *p, uint64_t duration, InjectError *err) {
         Manager *m = p->manager;
         int r;
 
@@ -145,7 +155,7 @@ static int arm(PendingRequest *p, uint64_t duration, InjectionInfo *ret, InjectE
         if (r < 0)
                 log_warning_errno(r, "Cannot read injected-fault events, ignoring: %m");
 
-        r = engine_arm(m->engine, &(InjectSpec) {
+        r = engine_arm_begin(m->engine, &(InjectSpec) {
                                 .function = p->req.function,
                                 .backend = p->req.backend,
                                 .retval = p->req.retval,
@@ -170,8 +180,20 @@ static int arm(PendingRequest *p, uint64_t duration, InjectionInfo *ret, InjectE
                                 .owner_uid = p->caller.privileged || p->scope.foreign ||
                                                      p->scope.kind == INJECT_SCOPE_DEVICE ? INJECT_UID_ANY
                                                                                           : p->caller.uid,
-                        }, ret, err);
+                        }, &p->arm, err);
         /* It may have re-attached a cached site, or retired one it failed to arm. */
+        manager_site_cache_schedule(m);
+        if (r < 0 && !err->name)
+                inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED, "Cannot arm: %s", strerror(-r));
+        return r;
+}
+
+static int arm_finish(PendingRequest *p, InjectionInfo *ret, InjectError *err) {
+        Manager *m = p->manager;
+        int r;
+
+        r = engine_arm_finish(p->arm, ret, err);
+        p->arm = engine_arm_free(p->arm);       /* undoes it, had it failed */
         manager_site_cache_schedule(m);
         if (r < 0 && !err->name)
                 inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED, "Cannot arm: %s", strerror(-r));
@@ -239,23 +261,18 @@ static bool requester_left(PendingRequest *p) {
         return !p->req.detach && t && t->gone && t->gone(p->manager, &p->caller, p->owner, t->userdata);
 }
 
-/* Steps 5 and 6, once polkit said yes. */
-static void arm_and_track(PendingRequest *p, const char *polkit_how) {
+/* Step 6 after step 5 is done: p is answered either way, and the caller
+ * frees it. */
+static void arm_complete(PendingRequest *p) {
         Manager *m = p->manager;
         InjectError err = {};
         InjectionInfo info;
         Injection *inj;
-        uint64_t duration = p->req.duration_usec ?: p->verdict.max_duration_usec;
+        const char *polkit_how = p->polkit_how;
 
-        /* A requester that left while polkit decided gets nothing armed. */
-        if (requester_left(p)) {
-                inject_error_set(&err, -ECONNRESET, INJECT_ERROR_INVALID_ARGUMENT,
-                                 "The requester disconnected before the answer");
+        if (arm_finish(p, &info, &err) < 0)
                 return refuse(p, polkit_how, &err);
-        }
-        if (arm(p, duration, &info, &err) < 0)
-                return refuse(p, polkit_how, &err);
-        if (track(p, &info, duration, polkit_how, &inj, &err) < 0) {
+        if (track(p, &info, p->duration, polkit_how, &inj, &err) < 0) {
                 p->cb(m, NULL, &err, p->userdata);
                 return;
         }
@@ -266,10 +283,118 @@ static void arm_and_track(PendingRequest *p, const char *polkit_how) {
                         .rule = inj->rule, .polkit = polkit_how,
                   }, "Armed %s: '%s' returns %lld for %s, %s backend, for %llus (uid %u, rule '%s', %s)",
                   inj->id_str, inj->info.function, (long long) inj->info.slot.retval, inj->scope_desc,
-                  backend_to_string(inj->info.backend), (unsigned long long) (duration / 1000000),
+                  backend_to_string(inj->info.backend), (unsigned long long) (p->duration / 1000000),
                   (unsigned) p->caller.uid, inj->rule, polkit_how ?: "-");
         manager_publish_added(m, inj);
         p->cb(m, inj, NULL, p->userdata);
+}
+
+/* The arms under way, one step each per turn of the loop, in turn. The
+ * source runs at idle priority: whatever else is ready (a request, a
+ * reply from polkit, a fault event) goes first, so a walk of any size
+ * delays another request by one step at most. */
+static int on_arm_step(sd_event_source *s, void *userdata) {
+        Manager *m = userdata;
+        PendingRequest *p = NULL, **pp;
+        InjectError err = {};
+        int r;
+
+        for (pp = &m->pending; *pp; pp = &(*pp)->next)
+                if ((*pp)->arm) {
+                        p = *pp;
+                        break;
+                }
+        if (!p)
+                return 0;
+        r = engine_arm_step(p->arm, MANAGER_ARM_STEP_PROCESSES, &err);
+        if (r > 0) {
+                /* Its next step after the others' (the list's end). */
+                *pp = p->next;
+                p->next = NULL;
+                while (*pp)
+                        pp = &(*pp)->next;
+                *pp = p;
+        } else {
+                pending_unlink(m, p);
+                if (r < 0) {
+                        if (!err.name)
+                                inject_error_set(&err, r, INJECT_ERROR_KERNEL_REFUSED, "Cannot arm: %s",
+                                                 strerror(-r));
+                        p->arm = engine_arm_free(p->arm);
+                        manager_site_cache_schedule(m);
+                        refuse(p, p->polkit_how, &err);
+                } else
+                        arm_complete(p);
+                pending_free(p);
+        }
+        for (p = m->pending; p; p = p->next)
+                if (p->arm)
+                        return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        return 0;
+}
+
+static int arm_stepper_start(Manager *m) {
+        int r;
+
+        if (!m->arm_stepper) {
+                r = sd_event_add_defer(m->event, &m->arm_stepper, on_arm_step, m);
+                if (r < 0)
+                        return r;
+                (void) sd_event_source_set_description(m->arm_stepper, "arm-stepper");
+                r = sd_event_source_set_priority(m->arm_stepper, SD_EVENT_PRIORITY_IDLE);
+                if (r < 0)
+                        return r;
+        }
+        return sd_event_source_set_enabled(m->arm_stepper, SD_EVENT_ONESHOT);
+}
+
+/* Steps 5 and 6, once polkit said yes. Returns true when p waits on, in
+ * m->pending, for its walk: then the stepper answers and frees it. */
+static bool arm_and_track(PendingRequest *p, const char *polkit_how) {
+        Manager *m = p->manager;
+        InjectError err = {};
+        int r;
+
+        p->duration = p->req.duration_usec ?: p->verdict.max_duration_usec;
+
+        /* A requester that left while polkit decided gets nothing armed. */
+        if (requester_left(p)) {
+                inject_error_set(&err, -ECONNRESET, INJECT_ERROR_INVALID_ARGUMENT,
+                                 "The requester disconnected before the answer");
+                refuse(p, polkit_how, &err);
+                return false;
+        }
+        if (polkit_how) {
+                p->polkit_how = strdup(polkit_how);
+                if (!p->polkit_how) {
+                        inject_error_set(&err, -ENOMEM, INJECT_ERROR_KERNEL_REFUSED, "Out of memory");
+                        refuse(p, polkit_how, &err);
+                        return false;
+                }
+        }
+        if (arm_begin(p, p->duration, &err) < 0) {
+                refuse(p, polkit_how, &err);
+                return false;
+        }
+        if (engine_arm_walking(p->arm)) {
+                /* Its tree is tagged from the loop; the requester leaving,
+                 * or the daemon stopping, meanwhile ends it (pending_free()
+                 * undoes the arm). */
+                r = arm_stepper_start(m);
+                if (r >= 0) {
+                        log_debug("Arming for uid %u: tagging the tree of process %d, %d processes a step",
+                                  (unsigned) p->caller.uid, (int) p->scope.pid, MANAGER_ARM_STEP_PROCESSES);
+                        p->next = m->pending;
+                        m->pending = p;
+                        return true;
+                }
+                p->arm = engine_arm_free(p->arm);
+                inject_error_set(&err, r, INJECT_ERROR_KERNEL_REFUSED, "Cannot arm: %s", strerror(-r));
+                refuse(p, polkit_how, &err);
+                return false;
+        }
+        arm_complete(p);
+        return false;
 }
 
 static void on_polkit_result(const PolkitResult *res, void *userdata) {
@@ -298,9 +423,13 @@ static void on_polkit_result(const PolkitResult *res, void *userdata) {
                 p->verdict = p->explicit;
                 p->explicit = (PolicyVerdict) {};
         }
-        if (res->allowed)
-                arm_and_track(p, res->how);
-        else {
+        if (res->allowed) {
+                /* Its answer is in: the check goes now, whatever follows. */
+                polkit_check_free(p->check);
+                p->check = NULL;
+                if (arm_and_track(p, res->how))
+                        return;
+        } else {
                 if (res->error < 0)
                         inject_error_set(&err, res->error, INJECT_ERROR_AUTH_UNAVAILABLE,
                                          "polkit could not be asked, and --polkit=required: %s",
@@ -412,7 +541,10 @@ void manager_requests_abort(Manager *m) {
                 inject_error_set(&err, -ESHUTDOWN, INJECT_ERROR_UNAVAILABLE,
                                  "injectd is stopping; nothing was armed, ask again once it is back");
                 pending_unlink(m, p);
-                p->cb(m, NULL, &err, p->userdata);
+                if (p->arm)
+                        refuse(p, p->polkit_how, &err);
+                else
+                        p->cb(m, NULL, &err, p->userdata);
                 pending_free(p);
         }
 }
@@ -435,7 +567,12 @@ void manager_requester_gone(Manager *m, void *owner) {
                         inject_error_set(&err, -ECONNRESET, INJECT_ERROR_INVALID_ARGUMENT,
                                          "The requester disconnected before the answer");
                         pending_unlink(m, p);
-                        p->cb(m, NULL, &err, p->userdata);
+                        if (p->arm)
+                                /* Mid-walk: a decision taken back, said as one;
+                                 * pending_free() undoes the arm. */
+                                refuse(p, p->polkit_how, &err);
+                        else
+                                p->cb(m, NULL, &err, p->userdata);
                         pending_free(p);
                 }
         }

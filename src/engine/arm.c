@@ -371,35 +371,104 @@ int engine_check(Engine *e, const InjectSpec *spec, InjectError *err) {
         return arg_filters_check(f->name, &spec->arg_filters, NULL, err);
 }
 
-int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectError *err) {
+/* An arm under way: everything but its process scope's walk done, its
+ * slot written (so the site holds it, and no other arm takes the slot),
+ * its root live (e->arming_roots), and no scope entry yet, so nothing
+ * reaches it. The lock is held only inside each call. */
+struct EngineArm {
+        Engine *e;
+        Site s;
+        const InjectableFunction *f;
+        Backend b;
+        struct inject_slot slot;
+        uint32_t idx;
+        ScopeRoot root;                 /* a process scope's, while in e->arming_roots */
+        bool arming;
+        ScopeTagsWalk *walk;            /* NULL: nothing (left) to walk */
+        uint64_t duration_usec;
+        uint64_t start;
+        EnginePhases phases;
+        bool slot_written, armed;
+};
+
+/* Takes back what an arm under way put in place: its slot emptied, its
+ * root dropped unless something else still has it (its tags stay on tasks,
+ * matching nothing), its site retired if it holds nothing else. */
+static void arm_undo(EngineArm *a) {
         _cleanup_(engine_unlockp) Engine *locked = NULL;
-        _cleanup_(site_closep) Site s = SITE_NULL;
+        Engine *e = a->e;
+        struct inject_slot zero = {};
+
+        if (!a->slot_written && !a->arming)
+                return;         /* refused before anything was written */
+        if (engine_lock(e) >= 0)
+                locked = e;
+        if (a->slot_written)
+                (void) bpf_map_update_elem(a->s.slots_fd, &a->idx, &zero, BPF_ANY);
+        if (a->arming) {
+                scope_roots_arming_remove(e, &a->root);
+                a->arming = false;
+        }
+        if (a->slot.scope_kind == INJECT_SCOPE_PROCESS && a->slot_written)
+                (void) scope_roots_sync(e);
+        if (a->slot_written && site_recount(&a->s) >= 0 && a->s.info.n_live == 0)
+                (void) site_retire(e, &a->s);
+        a->slot_written = false;
+}
+
+EngineArm *engine_arm_free(EngineArm *a) {
+        if (!a)
+                return NULL;
+        if (!a->armed)
+                arm_undo(a);
+        a->walk = scope_tags_walk_free(a->walk);
+        site_close(&a->s);
+        free(a);
+        return NULL;
+}
+
+/* The error of a tagging that failed or would not hold. */
+static int arm_tag_error(EngineArm *a, int r, InjectError *err) {
+        const char *lb = engine_libbpf_error();
+
+        if (r > 0)
+                return inject_error_set(err, -E2BIG, INJECT_ERROR_BAD_SCOPE,
+                                        "Process %llu would put %d task(s) in more than %d nested process "
+                                        "scopes", (unsigned long long) a->slot.scope_id, r, INJECT_MAX_TAGS);
+        return inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
+                                "Cannot tag the processes of the scope: %s%s%s%s", strerror(-r),
+                                lb[0] ? " (libbpf: " : "", lb, lb[0] ? ")" : "");
+}
+
+int engine_arm_begin(Engine *e, const InjectSpec *spec, EngineArm **ret, InjectError *err) {
+        _cleanup_(engine_unlockp) Engine *locked = NULL;
+        _cleanup_(engine_arm_freep) EngineArm *a = NULL;
         _cleanup_free_ char *dir = NULL;
-        struct inject_scope_key key;
-        struct inject_scope_val val;
-        struct inject_slot slot = {};
-        const InjectableFunction *f = NULL;
-        uint32_t idx = UINT32_MAX;
         _cleanup_(scope_root_set_done) ScopeRootSet roots = {};
-        uint64_t now, id, t, start = now_usec(CLOCK_MONOTONIC);
-        Backend b = BACKEND_AUTO;
-        bool process;
+        uint64_t now, id, t;
+        uint32_t also = 0;
         int r;
 
+        a = calloc(1, sizeof(*a));
+        if (!a)
+                return -ENOMEM;
+        *a = (EngineArm) { .e = e, .s = SITE_NULL, .idx = UINT32_MAX, .b = BACKEND_AUTO,
+                           .start = now_usec(CLOCK_MONOTONIC), .duration_usec = spec->duration_usec };
+
         /* Everything that can be refused is refused before anything loads. */
-        r = check_function(e, spec, &f, err);
+        r = check_function(e, spec, &a->f, err);
         if (r < 0)
                 return r;
-        r = choose_backend(e, f, spec, &b, err);
+        r = choose_backend(e, a->f, spec, &a->b, err);
         if (r < 0)
                 return r;
         if (spec->duration_usec == 0 || spec->duration_usec > ENGINE_MAX_DURATION_USEC)
                 return inject_error_set(err, -ERANGE, INJECT_ERROR_BAD_DURATION,
                                         "The duration must be more than 0 and at most 7 days");
-        r = fill_scope(e, spec, &slot, err);
+        r = fill_scope(e, spec, &a->slot, err);
         if (r < 0)
                 return r;
-        r = fill_filters(e, spec, &slot, err);
+        r = fill_filters(e, spec, &a->slot, err);
         if (r < 0)
                 return r;
         r = pin_check_bpffs(e->pin_root);
@@ -409,8 +478,8 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
         r = new_id(&id);
         if (r < 0)
                 return r;
-        slot.id = id;
-        slot.retval = spec->retval;
+        a->slot.id = id;
+        a->slot.retval = spec->retval;
 
         e->phases = (EnginePhases) {};
         r = engine_lock(e);
@@ -418,98 +487,177 @@ int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectErro
                 return r;
         locked = e;
 
-        r = settle_other_backends(e, f, spec, &b, err);
+        r = settle_other_backends(e, a->f, spec, &a->b, err);
         if (r < 0)
                 return r;
-        r = site_dir_name(e, f->name, b, &dir);
+        r = site_dir_name(e, a->f->name, a->b, &dir);
         if (r < 0)
                 return r;
-        r = site_open(dir, &s);
-        if (r >= 0 && s.info.n_live == 0)
+        r = site_open(dir, &a->s);
+        if (r >= 0 && a->s.info.n_live == 0)
                 /* Pinned with nothing armed: a lingering site, attached
                  * still, which spares this arm the attach. */
-                site_linger_reuse(e, &s);
+                site_linger_reuse(e, &a->s);
         if (r == -ENOLINK || r == -ENOENT) {
                 if (r == -ENOLINK)      /* half-built leftovers: start over */
                         (void) pin_dir_remove(dir);
-                r = site_create(e, f->name, b, dir, &s, err);
+                r = site_create(e, a->f->name, a->b, dir, &a->s, err);
         }
-        if (r < 0)
+        if (r < 0) {
+                a->armed = true;        /* nothing of ours to undo */
                 return err && err->name ? r : inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
-                                                               "Cannot set up '%s': %s", f->name, strerror(-r));
+                                                               "Cannot set up '%s': %s", a->f->name, strerror(-r));
+        }
 
-        r = find_free_slot(e, &s, &idx);
-        if (r == -ENOSPC)
+        r = find_free_slot(e, &a->s, &a->idx);
+        if (r == -ENOSPC) {
+                a->armed = true;
                 return inject_error_set(err, -EUSERS, INJECT_ERROR_TOO_MANY,
-                                        "'%s' already has %" PRIu32 " injections armed", f->name, s.n_slots);
-        if (r < 0)
-                return r;
-        if (slot.scope_kind == INJECT_SCOPE_PROCESS) {
+                                        "'%s' already has %" PRIu32 " injections armed", a->f->name, a->s.n_slots);
+        }
+        if (r >= 0 && a->slot.scope_kind == INJECT_SCOPE_PROCESS) {
                 t = now_usec(CLOCK_MONOTONIC);
-                r = scope_roots_tag_slot(e, &slot, &roots);
+                r = scope_roots_tag_slot(e, &a->slot, &roots);
                 e->phases.tag_usec += now_usec(CLOCK_MONOTONIC) - t;
-                if (r < 0)
-                        return r;
+        }
+        if (r < 0) {
+                a->armed = true;
+                return r;
         }
 
         now = now_nsec(CLOCK_BOOTTIME);
-        slot.created_ns = now;
-        slot.deadline_ns = now + spec->duration_usec * 1000;
-        if (bpf_map_update_elem(s.slots_fd, &idx, &slot, BPF_ANY) < 0) {
+        a->slot.created_ns = now;
+        a->slot.deadline_ns = now + spec->duration_usec * 1000;
+        if (bpf_map_update_elem(a->s.slots_fd, &a->idx, &a->slot, BPF_ANY) < 0) {
                 r = negative_errno();
-                goto undo_slot;
+                goto fail;
         }
+        a->slot_written = true;
+
         /* The scope's tasks are tagged before its scope entry makes the
-         * injection reachable. */
-        if (slot.scope_kind == INJECT_SCOPE_PROCESS) {
+         * injection reachable: the roots map and the fork program now, the
+         * walk in steps. */
+        if (a->slot.scope_kind == INJECT_SCOPE_PROCESS) {
+                a->root = (ScopeRoot) { (uint32_t) a->slot.scope_id, a->slot.start_ticks, a->slot.scope_tag };
+                /* Another arm on this root may be walking it still: this
+                 * one walks it too, rather than answer before it is done. */
+                if (scope_roots_arming_has(e, &a->root))
+                        also = a->root.tgid;
+                r = scope_roots_arming_add(e, &a->root);
+                if (r < 0)
+                        goto fail;
+                a->arming = true;
                 t = now_usec(CLOCK_MONOTONIC);
-                r = scope_roots_apply(e, &roots);
+                r = scope_roots_begin(e, &roots, also, &a->walk);
                 e->phases.tag_usec += now_usec(CLOCK_MONOTONIC) - t;
-                if (r > 0) {
-                        r = inject_error_set(err, -E2BIG, INJECT_ERROR_BAD_SCOPE,
-                                             "Process %llu would put %d task(s) in more than %d nested process "
-                                             "scopes", (unsigned long long) slot.scope_id, r, INJECT_MAX_TAGS);
-                        goto undo_slot;
-                }
                 if (r < 0) {
-                        const char *lb = engine_libbpf_error();
-
-                        inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
-                                         "Cannot tag the processes of the scope: %s%s%s%s", strerror(-r),
-                                         lb[0] ? " (libbpf: " : "", lb, lb[0] ? ")" : "");
-                        goto undo_slot;
+                        r = arm_tag_error(a, r, err);
+                        goto fail;
                 }
         }
-        slot_scope_key(&slot, &key);
-        val = (struct inject_scope_val) { .slot = idx, .inj_id = slot.id, .start_ticks = slot.start_ticks };
-        if (bpf_map_update_elem(s.scopes_fd, &key, &val, BPF_NOEXIST) < 0) {
-                r = negative_errno();
-                if (r == -EEXIST)
-                        inject_error_set(err, r, INJECT_ERROR_SCOPE_TAKEN,
-                                         "'%s' (%s) already has an injection with this scope; cancel it first",
-                                         f->name, backend_to_string(b));
-                goto undo_slot;
-        }
-        r = site_recount(&s);
-        if (r < 0) {
-                (void) bpf_map_delete_elem(s.scopes_fd, &key);
-                goto undo_slot;
-        }
-
-        engine_index_add(e, s.dir, s.n_slots, slot.id, idx);
-        arm_phases_record(e, f->name, b, slot.id, start);
-        if (ret)
-                site_injection_info(&s, &slot, now, ret);
+        a->phases = e->phases;
+        *ret = TAKE_PTR(a);
         return 0;
 
-undo_slot:
-        process = slot.scope_kind == INJECT_SCOPE_PROCESS;
-        memset(&slot, 0, sizeof(slot));
-        (void) bpf_map_update_elem(s.slots_fd, &idx, &slot, BPF_ANY);
-        if (process)
-                (void) scope_roots_sync(e);     /* drops the root if it was new */
-        if (site_recount(&s) >= 0 && s.info.n_live == 0)
-                (void) site_retire(e, &s);
-        return err && err->name ? r : inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED,
-                                                       "Cannot arm '%s': %s", f->name, strerror(-r));
+fail:
+        locked = NULL;
+        engine_unlock(e);
+        return err && err->name ? r : inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED, "Cannot arm '%s': %s",
+                                                       a->f->name, strerror(-r));
+}
+
+int engine_arm_step(EngineArm *a, size_t budget, InjectError *err) {
+        _cleanup_(engine_unlockp) Engine *locked = NULL;
+        size_t visited = 0;
+        uint64_t t;
+        int r;
+
+        if (!a->walk)
+                return 0;
+        r = engine_lock(a->e);
+        if (r < 0)
+                return inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED, "Cannot lock the engine: %s",
+                                        strerror(-r));
+        locked = a->e;
+        t = now_usec(CLOCK_MONOTONIC);
+        r = scope_tags_walk_step(a->walk, budget, &visited);
+        a->phases.tag_usec += now_usec(CLOCK_MONOTONIC) - t;
+        a->phases.tag_tasks += visited;
+        if (r < 0)
+                return arm_tag_error(a, r, err);
+        if (r > 0)
+                return 1;
+        r = scope_tags_walk_over(a->walk);
+        a->walk = scope_tags_walk_free(a->walk);
+        if (r > 0)
+                return arm_tag_error(a, r, err);
+        return 0;
+}
+
+int engine_arm_finish(EngineArm *a, InjectionInfo *ret, InjectError *err) {
+        _cleanup_(engine_unlockp) Engine *locked = NULL;
+        Engine *e = a->e;
+        struct inject_scope_key key;
+        struct inject_scope_val val;
+        int r;
+
+        if (a->armed)
+                return -EALREADY;
+        if (a->walk)
+                return -EINPROGRESS;
+        r = engine_lock(e);
+        if (r < 0)
+                return inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED, "Cannot lock the engine: %s",
+                                        strerror(-r));
+        locked = e;
+
+        slot_scope_key(&a->slot, &key);
+        val = (struct inject_scope_val) { .slot = a->idx, .inj_id = a->slot.id, .start_ticks = a->slot.start_ticks };
+        if (bpf_map_update_elem(a->s.scopes_fd, &key, &val, BPF_NOEXIST) < 0) {
+                r = negative_errno();
+                if (r == -EEXIST)
+                        return inject_error_set(err, r, INJECT_ERROR_SCOPE_TAKEN,
+                                                "'%s' (%s) already has an injection with this scope; cancel it "
+                                                "first", a->f->name, backend_to_string(a->b));
+                return inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED, "Cannot arm '%s': %s", a->f->name,
+                                        strerror(-r));
+        }
+        r = site_recount(&a->s);
+        if (r < 0) {
+                (void) bpf_map_delete_elem(a->s.scopes_fd, &key);
+                return inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED, "Cannot arm '%s': %s", a->f->name,
+                                        strerror(-r));
+        }
+        /* Armed: its slot names its root from now on. */
+        a->armed = true;
+        if (a->arming) {
+                scope_roots_arming_remove(e, &a->root);
+                a->arming = false;
+        }
+
+        engine_index_add(e, a->s.dir, a->s.n_slots, a->slot.id, a->idx);
+        e->phases = a->phases;
+        arm_phases_record(e, a->f->name, a->b, a->slot.id, a->start);
+        if (ret)
+                site_injection_info(&a->s, &a->slot, a->slot.created_ns, ret);
+        return 0;
+}
+
+bool engine_arm_walking(const EngineArm *a) {
+        return a && a->walk;
+}
+
+int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectError *err) {
+        _cleanup_(engine_arm_freep) EngineArm *a = NULL;
+        int r;
+
+        r = engine_arm_begin(e, spec, &a, err);
+        if (r < 0)
+                return r;
+        do
+                r = engine_arm_step(a, SIZE_MAX, err);
+        while (r > 0);
+        if (r < 0)
+                return r;
+        return engine_arm_finish(a, ret, err);
 }

@@ -67,6 +67,11 @@ struct Engine {
         ScopeRoot *observe_roots;
         size_t n_observe_roots;
 
+        /* arm.c's: the roots of arms under way (engine_arm_begin()), live
+         * too while their walk runs, though no slot is reachable yet */
+        ScopeRoot *arming_roots;
+        size_t n_arming_roots;
+
         /* engine-index.c's: where the pinned sites and injections are */
         SlotIndex index;
         uint64_t index_gen;             /* the pins' generation it shows */

@@ -108,6 +108,7 @@ Engine *engine_free(Engine *e) {
         kernel_probe_free(e->probe);
         engine_task_ns_free(e);
         free(e->observe_roots);
+        free(e->arming_roots);
         site_cache_free_all(e);
         site_program_free(e->kprobe_program);
         scope_tags_program_free(e->tags_program);

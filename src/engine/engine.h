@@ -188,6 +188,27 @@ unsigned engine_function_backends(Engine *e, const InjectableFunction *f);
  * policy and polkit. */
 int engine_check(Engine *e, const InjectSpec *spec, InjectError *err);
 int engine_arm(Engine *e, const InjectSpec *spec, InjectionInfo *ret, InjectError *err);
+
+/* engine_arm() in steps, for a caller that must not be held while a process
+ * scope's tree is tagged (the daemon's event loop: issue 29). Begin does
+ * all of engine_arm() but the walk of the tree, and leaves the injection
+ * unreachable (no scope entry) with its slot taken and its root live, so
+ * that from then on every fork below a tagged task is tagged too. Each
+ * step tags at most budget processes of the tree: 1 while more remain, 0
+ * when done (at once for other scopes), < 0 on failure (err set). Finish
+ * makes it reachable; it is armed only then. Freeing an arm not finished
+ * (a failure, a requester gone, a daemon stopping) undoes it: its slot
+ * emptied, its root dropped unless another injection has it, its site
+ * retired if empty; nothing of it was ever reachable. The engine's lock is
+ * taken inside each call, not between them; other requests may run
+ * between steps, arms and disarms too. */
+typedef struct EngineArm EngineArm;
+int engine_arm_begin(Engine *e, const InjectSpec *spec, EngineArm **ret, InjectError *err);
+int engine_arm_step(EngineArm *a, size_t budget, InjectError *err);
+int engine_arm_finish(EngineArm *a, InjectionInfo *ret, InjectError *err);
+bool engine_arm_walking(const EngineArm *a);   /* steps remain */
+EngineArm *engine_arm_free(EngineArm *a);
+DEFINE_TRIVIAL_CLEANUP_FUNC(EngineArm *, engine_arm_free);
 int engine_disarm(Engine *e, uint64_t id, InjectionInfo *ret_final, InjectError *err);
 int engine_get(Engine *e, uint64_t id, InjectionInfo *ret);
 int engine_list(Engine *e, InjectionInfo **ret, size_t *ret_n);

@@ -66,9 +66,47 @@ static int collect_roots(Engine *e, ScopeRootSet *ret) {
                 if (r < 0)
                         return r;
         }
+        /* So are those of arms under way: a root dropped from the roots map
+         * mid-walk would leave its tasks' tags computed without it. */
+        for (size_t i = 0; i < e->n_arming_roots; i++) {
+                r = root_set_put(&s, &e->arming_roots[i], false);
+                if (r < 0)
+                        return r;
+        }
         *ret = s;
         s = (ScopeRootSet) {};
         return 0;
+}
+
+static bool root_same(const ScopeRoot *a, const ScopeRoot *b) {
+        return a->tgid == b->tgid && a->start_ticks == b->start_ticks && a->tag == b->tag;
+}
+
+bool scope_roots_arming_has(Engine *e, const ScopeRoot *root) {
+        for (size_t i = 0; i < e->n_arming_roots; i++)
+                if (root_same(&e->arming_roots[i], root))
+                        return true;
+        return false;
+}
+
+int scope_roots_arming_add(Engine *e, const ScopeRoot *root) {
+        ScopeRoot *v;
+
+        v = realloc(e->arming_roots, (e->n_arming_roots + 1) * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        e->arming_roots = v;
+        e->arming_roots[e->n_arming_roots++] = *root;
+        return 0;
+}
+
+void scope_roots_arming_remove(Engine *e, const ScopeRoot *root) {
+        /* One entry per arm: two arms on one root add it twice. */
+        for (size_t i = 0; i < e->n_arming_roots; i++)
+                if (root_same(&e->arming_roots[i], root)) {
+                        e->arming_roots[i] = e->arming_roots[--e->n_arming_roots];
+                        return;
+                }
 }
 
 /* A new root gets the injection's own id as its tag, which no task carries
@@ -107,6 +145,18 @@ int scope_roots_apply(Engine *e, const ScopeRootSet *s) {
         r = scope_tags_apply(e->pin_root, &e->tags_program, fd, e->ns_per_tick, s->v, s->n, &visited);
         e->phases.tag_tasks += visited;
         return r;
+}
+
+int scope_roots_begin(Engine *e, const ScopeRootSet *s, uint32_t also, ScopeTagsWalk **ret) {
+        int fd = -1;
+
+        *ret = NULL;
+        if (s->n > 0) {
+                fd = engine_tags_fd(e);
+                if (fd < 0)
+                        return fd;
+        }
+        return scope_tags_begin(e->pin_root, &e->tags_program, fd, e->ns_per_tick, s->v, s->n, also, ret);
 }
 
 int scope_roots_sync(Engine *e) {

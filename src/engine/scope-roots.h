@@ -4,6 +4,7 @@
 /* Which process-scope roots are live, read from the armed injections, and
  * the kernel's tags (scope-tags.h) brought in step with them. */
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "engine.h"
@@ -23,6 +24,15 @@ int scope_roots_tag_slot(Engine *e, struct inject_slot *slot, ScopeRootSet *ret)
 /* Makes the kernel hold exactly these roots. Returns > 0 when that many
  * tasks sit in more nested process scopes than a tag holds. */
 int scope_roots_apply(Engine *e, const ScopeRootSet *s);
+/* scope_roots_apply() in steps (scope_tags_begin()): the roots map and the
+ * fork program now, *ret the walk still to do (NULL: none). also: a root
+ * walked even if the map has it already. */
+int scope_roots_begin(Engine *e, const ScopeRootSet *s, uint32_t also, ScopeTagsWalk **ret);
+/* The roots of arms under way, live like armed ones until the arm ends
+ * (armed: its slot names it; undone: gone). One entry per arm. */
+bool scope_roots_arming_has(Engine *e, const ScopeRoot *root);
+int scope_roots_arming_add(Engine *e, const ScopeRoot *root);
+void scope_roots_arming_remove(Engine *e, const ScopeRoot *root);
 /* Both steps for the roots of what is armed now, after a disarm. */
 int scope_roots_sync(Engine *e);
 

@@ -317,9 +317,11 @@ static int tags_sync(const char *pin_root, size_t *visited, size_t *ret_over) {
  * A task reparented to init before its visit is outside the subtree and is
  * left alone, as the whole-machine pass would leave it.
  *
- * The walk holds the engine (and the daemon, which is single-threaded)
- * for as long as the subtree takes, and only that: a large process tree
- * under --pid is the one case that costs. */
+ * The walk costs as long as the subtree takes, and only that: a large
+ * process tree under --pid is the one case that costs. scope_tags_apply()
+ * walks it in one go; scope_tags_begin() and scope_tags_walk_step() let
+ * the daemon walk it a bounded number of processes per turn of its event
+ * loop (engine_arm_begin(), issue 29). */
 
 typedef struct TagsVisit {
         uint32_t tgid;
@@ -419,57 +421,131 @@ static int tags_visit(int prog_fd, TagsWalk *w, TagsVisit v) {
         return 0;
 }
 
-static int tags_walk(int prog_fd, TagsWalk *w, const uint32_t *roots, size_t n) {
-        size_t visits = 0;
+/* The walk of the subtrees, in steps: each visits at most a given number
+ * of processes, so that its caller (the daemon's event loop) serves other
+ * requests between them. Spreading the walk over time changes none of the
+ * reasoning above: forks are covered by the fork program from the moment
+ * the root is in the roots map (before the first step), and every way a
+ * task can be missed meanwhile (an exit, a reparenting, a reused pid) is
+ * noticed as before and walked again. */
+struct ScopeTagsWalk {
+        char *pin_root;         /* for the whole-machine pass, if it comes to that */
+        int prog_fd;
+        uint32_t *roots;
+        size_t n_roots;
+        TagsWalk w;
+        size_t visits;          /* this pass's */
+        int pass;               /* passes begun */
+        size_t visited;         /* tasks, in every pass */
+        size_t over;            /* once done */
+        bool done;
+};
+
+ScopeTagsWalk *scope_tags_walk_free(ScopeTagsWalk *t) {
+        if (!t)
+                return NULL;
+        safe_close(t->prog_fd);
+        tags_walk_done(&t->w);
+        free(t->roots);
+        free(t->pin_root);
+        free(t);
+        return NULL;
+}
+
+static int walk_pass_start(ScopeTagsWalk *t) {
         int r;
 
-        w->n_todo = 0;
-        w->over = w->failed = 0;
-        w->lost = false;
-        for (size_t i = 0; i < n; i++) {
-                r = tags_walk_push(w, roots[i], 0);
-                if (r < 0)
-                        return r;
-        }
-        /* Depth first: the list of processes to visit stays as short as
-         * the tree is deep, times its breadth. */
-        while (w->n_todo > 0) {
-                if (++visits > TAGS_WALK_MAX)
-                        return -ELOOP;
-                r = tags_visit(prog_fd, w, w->todo[--w->n_todo]);
+        t->w.n_todo = 0;
+        t->w.over = t->w.failed = 0;
+        t->w.lost = false;
+        t->visits = 0;
+        t->pass++;
+        for (size_t i = 0; i < t->n_roots; i++) {
+                r = tags_walk_push(&t->w, t->roots[i], 0);
                 if (r < 0)
                         return r;
         }
         return 0;
 }
 
-/* Tags the subtrees of roots[0..n), in passes until one misses nothing.
- * -EAGAIN when every pass may have (exits all along): the caller falls
- * back on the whole-machine pass. */
-static int tags_subtrees(const char *pin_root, const uint32_t *roots, size_t n, size_t *visited,
-                         size_t *ret_over) {
-        _cleanup_(tags_walk_done) TagsWalk w = {};
-        _cleanup_close_ int prog_fd = -1;
+/* No subtree program pinned (a set pinned by an engine from before it), a
+ * kernel without per-process task iterators (before 6.1: the link refused,
+ * or its pid ignored), exits that kept every pass from completing: every
+ * task, then, in one go: this fallback is not stepped. */
+static int walk_fallback(ScopeTagsWalk *t, int why) {
+        size_t over = 0;
+        int r;
+
+        log_debug_errno(why, "Cannot tag the subtree of the process scope's root alone (%m); tagging every "
+                        "task on the machine instead");
+        r = tags_sync(t->pin_root, &t->visited, &over);
+        if (r < 0)
+                return r;
+        t->over = over;
+        t->done = true;
+        return 0;
+}
+
+static int walk_step(ScopeTagsWalk *t, size_t budget) {
+        int r;
+
+        if (t->prog_fd < 0)
+                return walk_fallback(t, t->prog_fd);
+        /* Depth first: the list of processes to visit stays as short as
+         * the tree is deep, times its breadth. */
+        for (size_t k = 0; k < budget; k++) {
+                if (t->w.n_todo == 0) {
+                        /* A pass is over. */
+                        if (!t->w.lost && t->w.failed == 0) {
+                                t->over = t->w.over;
+                                t->done = true;
+                                return 0;
+                        }
+                        if (t->pass >= TAGS_MAX_PASSES) {
+                                /* A task left untagged (no memory for its tags, say)
+                                 * would escape its scope: say so rather than arm
+                                 * something that does not hold. */
+                                if (t->w.failed > 0)
+                                        return -ENOMEM;
+                                return walk_fallback(t, -EAGAIN);
+                        }
+                        r = walk_pass_start(t);
+                        if (r < 0)
+                                return r;
+                }
+                if (++t->visits > TAGS_WALK_MAX)
+                        return walk_fallback(t, -ELOOP);
+                r = tags_visit(t->prog_fd, &t->w, t->w.todo[--t->w.n_todo]);
+                t->visited += t->w.visited;
+                t->w.visited = 0;
+                if (r == -ENOMEM || r == -EBADMSG)
+                        return r;
+                if (r < 0)
+                        return walk_fallback(t, r);
+        }
+        /* The budget spent just as the pass ended: said at the next step. */
+        return 1;
+}
+
+int scope_tags_walk_step(ScopeTagsWalk *t, size_t budget, size_t *ret_visited) {
+        size_t before = t->visited;
         int r = 0;
 
-        prog_fd = tags_open(pin_root, PIN_SUBTREE);
-        if (prog_fd < 0)
-                return prog_fd;
-        for (int i = 0; i < TAGS_MAX_PASSES; i++) {
-                r = tags_walk(prog_fd, &w, roots, n);
-                *visited += w.visited;
-                w.visited = 0;
-                if (r < 0)
-                        return r;
-                if (!w.lost && w.failed == 0)
-                        break;
+        if (!t->done) {
+                r = walk_step(t, budget ?: 1);
+                if (r >= 0 && t->done)
+                        log_debug("Tagged for %zu new process-scope root(s): %zu task(s) visited", t->n_roots,
+                                  t->visited);
         }
-        if (w.failed > 0)
-                return -ENOMEM;
-        if (w.lost)
-                return -EAGAIN;
-        *ret_over = w.over;
-        return 0;
+        if (ret_visited)
+                *ret_visited = t->visited - before;
+        if (r < 0)
+                return r;
+        return t->done ? 0 : 1;
+}
+
+int scope_tags_walk_over(const ScopeTagsWalk *t) {
+        return (int) (t->over > INT_MAX ? INT_MAX : t->over);
 }
 
 static bool roots_contain(const ScopeRoot *roots, size_t n, uint32_t tgid, const struct inject_root *v) {
@@ -479,16 +555,17 @@ static bool roots_contain(const ScopeRoot *roots, size_t n, uint32_t tgid, const
         return false;
 }
 
-int scope_tags_apply(const char *pin_root, ScopeTagsProgram **held, int tags_fd, uint64_t ns_per_tick,
-                     const ScopeRoot *roots, size_t n, size_t *ret_visited) {
+int scope_tags_begin(const char *pin_root, ScopeTagsProgram **held, int tags_fd, uint64_t ns_per_tick,
+                     const ScopeRoot *roots, size_t n, uint32_t also, ScopeTagsWalk **ret) {
+        _cleanup_(scope_tags_walk_freep) ScopeTagsWalk *t = NULL;
         _cleanup_close_ int roots_fd = -1;
         _cleanup_free_ uint32_t *added = NULL;
         char p[PATH_MAX];
         uint32_t key, next, *prev = NULL;
-        size_t over = 0, n_added = 0;
+        size_t n_added = 0;
         int r;
 
-        *ret_visited = 0;
+        *ret = NULL;
         if (n == 0)
                 return scope_tags_remove(pin_root);
 
@@ -530,8 +607,13 @@ int scope_tags_apply(const char *pin_root, ScopeTagsProgram **held, int tags_fd,
                 struct inject_root want = { .tag = roots[i].tag, .start_ticks = roots[i].start_ticks }, cur;
 
                 if (bpf_map_lookup_elem(roots_fd, &roots[i].tgid, &cur) == 0 &&
-                    cur.tag == want.tag && cur.start_ticks == want.start_ticks)
+                    cur.tag == want.tag && cur.start_ticks == want.start_ticks) {
+                        /* In the map already, but another arm's walk of it
+                         * may still be under way: walked again for this one. */
+                        if (also && roots[i].tgid == also)
+                                added[n_added++] = also;
                         continue;
+                }
                 if (bpf_map_update_elem(roots_fd, &roots[i].tgid, &want, BPF_ANY) < 0)
                         return negative_errno();
                 added[n_added++] = roots[i].tgid;
@@ -541,20 +623,38 @@ int scope_tags_apply(const char *pin_root, ScopeTagsProgram **held, int tags_fd,
 
         /* Only the tasks below the roots added can change: a task's tags
          * are the roots among its ancestors. */
-        r = tags_subtrees(pin_root, added, n_added, ret_visited, &over);
-        if (r == -ENOMEM || r == -EBADMSG)
-                return r;
-        if (r < 0) {
-                /* No subtree program pinned (a set pinned by an engine from
-                 * before it), a kernel without per-process task iterators
-                 * (before 6.1: the link refused, or its pid ignored), exits
-                 * that kept every pass from completing: every task, then. */
-                log_debug_errno(r, "Cannot tag the subtree of the process scope's root alone (%m); tagging every "
-                                "task on the machine instead");
-                r = tags_sync(pin_root, ret_visited, &over);
+        t = calloc(1, sizeof(*t));
+        if (!t)
+                return -ENOMEM;
+        t->prog_fd = -1;
+        t->pin_root = strdup(pin_root);
+        if (!t->pin_root)
+                return -ENOMEM;
+        t->roots = TAKE_PTR(added);
+        t->n_roots = n_added;
+        /* Without a subtree program, the first step falls back on the
+         * whole-machine pass. */
+        t->prog_fd = tags_open(pin_root, PIN_SUBTREE);
+        if (t->prog_fd >= 0) {
+                r = walk_pass_start(t);
                 if (r < 0)
                         return r;
         }
-        log_debug("Tagged for %zu new process-scope root(s): %zu task(s) visited", n_added, *ret_visited);
-        return (int) (over > INT_MAX ? INT_MAX : over);
+        *ret = TAKE_PTR(t);
+        return 0;
+}
+
+int scope_tags_apply(const char *pin_root, ScopeTagsProgram **held, int tags_fd, uint64_t ns_per_tick,
+                     const ScopeRoot *roots, size_t n, size_t *ret_visited) {
+        _cleanup_(scope_tags_walk_freep) ScopeTagsWalk *t = NULL;
+        int r;
+
+        *ret_visited = 0;
+        r = scope_tags_begin(pin_root, held, tags_fd, ns_per_tick, roots, n, 0, &t);
+        if (r < 0 || !t)
+                return r;
+        r = scope_tags_walk_step(t, SIZE_MAX, ret_visited);
+        if (r < 0)
+                return r;
+        return scope_tags_walk_over(t);
 }

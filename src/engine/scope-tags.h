@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cleanup.h"
+
 typedef struct ScopeRoot {
         uint32_t tgid;
         uint64_t start_ticks;
@@ -52,6 +54,28 @@ int scope_tags_map_new(void);
  * errno. */
 int scope_tags_apply(const char *pin_root, ScopeTagsProgram **held, int tags_fd, uint64_t ns_per_tick,
                      const ScopeRoot *roots, size_t n, size_t *ret_visited);
+
+/* The same in steps, for a caller that must not be held for the whole
+ * walk (the daemon's event loop). scope_tags_begin() makes the roots map
+ * hold exactly roots[0..n) and attaches the fork program, so that from
+ * then on no child of a tagged task escapes; *ret is then the walk of the
+ * subtrees of the roots added (and of the root whose tgid is also, added
+ * or not: another arm's walk of it may still be under way), or NULL when
+ * there is nothing to walk. Each scope_tags_walk_step() visits at most
+ * budget processes (the whole-machine fallback, on kernels before 6.1 or
+ * when exits kept every pass from completing, is one step whatever the
+ * budget): 1 while there is more, 0 once every task below the roots
+ * carries its tags, or a negative errno. *ret_visited: the tasks that step
+ * visited. scope_tags_walk_over(): what scope_tags_apply() returns, once
+ * done. Freeing a walk before it is done leaves the roots map as it is:
+ * the caller syncs it again (scope_roots_sync()). */
+typedef struct ScopeTagsWalk ScopeTagsWalk;
+int scope_tags_begin(const char *pin_root, ScopeTagsProgram **held, int tags_fd, uint64_t ns_per_tick,
+                     const ScopeRoot *roots, size_t n, uint32_t also, ScopeTagsWalk **ret);
+int scope_tags_walk_step(ScopeTagsWalk *t, size_t budget, size_t *ret_visited);
+int scope_tags_walk_over(const ScopeTagsWalk *t);
+ScopeTagsWalk *scope_tags_walk_free(ScopeTagsWalk *t);
+DEFINE_TRIVIAL_CLEANUP_FUNC(ScopeTagsWalk *, scope_tags_walk_free);
 
 /* Unpins whatever is under <pin_root>/tags. */
 int scope_tags_remove(const char *pin_root);

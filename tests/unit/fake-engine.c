@@ -44,6 +44,8 @@ static struct {
         const char *fail_next_name;
         unsigned n_arms, n_disarms;
         FakeArm last_arm;
+        unsigned arm_steps;             /* steps the next process-scope arm takes */
+        unsigned n_walking, n_undone;
 
         /* The ring buffer: an eventfd made readable when events are queued. */
         int events_fd;
@@ -395,6 +397,94 @@ int engine_disarm(Engine *e, uint64_t id, InjectionInfo *ret_final, InjectError 
         *f = fake.armed[--fake.n_armed];
         fake.n_disarms++;
         return 0;
+}
+
+/* engine_arm() in steps: the fake arms at once, and the injection is taken
+ * back if the arm is freed unfinished. */
+struct EngineArm {
+        uint64_t id;
+        unsigned steps;
+        bool finished;
+};
+
+int engine_arm_begin(Engine *e, const InjectSpec *spec, EngineArm **ret, InjectError *err) {
+        InjectionInfo info;
+        EngineArm *a;
+        int r;
+
+        a = calloc(1, sizeof(*a));
+        if (!a)
+                return -ENOMEM;
+        r = engine_arm(e, spec, &info, err);
+        if (r < 0) {
+                free(a);
+                return r;
+        }
+        fake.n_arms--;          /* counted once finished */
+        a->id = info.id;
+        if (spec->scope == INJECT_SCOPE_PROCESS) {
+                a->steps = fake.arm_steps;
+                fake.arm_steps = 0;
+        }
+        fake.n_walking += a->steps > 0;
+        *ret = a;
+        return 0;
+}
+
+int engine_arm_step(EngineArm *a, size_t budget, InjectError *err) {
+        if (a->steps == 0)
+                return 0;
+        if (--a->steps > 0)
+                return 1;
+        fake.n_walking--;
+        return 0;
+}
+
+bool engine_arm_walking(const EngineArm *a) {
+        return a && a->steps > 0;
+}
+
+int engine_arm_finish(EngineArm *a, InjectionInfo *ret, InjectError *err) {
+        FakeInjection *f = find(a->id);
+
+        if (a->steps > 0)
+                return -EINPROGRESS;
+        if (!f)
+                return inject_error_set(err, -ENOENT, INJECT_ERROR_KERNEL_REFUSED, "Gone (fake engine)");
+        a->finished = true;
+        fake.n_arms++;
+        snapshot(f, ret);
+        return 0;
+}
+
+EngineArm *engine_arm_free(EngineArm *a) {
+        FakeInjection *f;
+
+        if (!a)
+                return NULL;
+        if (!a->finished) {
+                f = find(a->id);
+                if (f) {
+                        *f = fake.armed[--fake.n_armed];
+                        fake.n_undone++;
+                }
+                if (a->steps > 0)
+                        fake.n_walking--;
+        }
+        free(a);
+        return NULL;
+}
+
+void fake_engine_set_arm_steps(unsigned n) {
+        fake.arm_steps = n;
+}
+
+unsigned fake_engine_n_walking(void) {
+        return fake.n_walking;
+}
+
+unsigned fake_engine_n_undone(void) {
+        return fake.n_undone;
 }
 
 int engine_list(Engine *e, InjectionInfo **ret, size_t *ret_n) {

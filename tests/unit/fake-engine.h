@@ -47,6 +47,11 @@ void fake_engine_fail_next_arm(int r, const char *error_name);
  * recycled since the request was checked. */
 void fake_engine_recycle_next_pid(uint64_t start_ticks);
 
+/* The next engine_arm_begin() of a process scope takes n engine_arm_step()
+ * calls to walk its tree (0: none, done at once). */
+void fake_engine_set_arm_steps(unsigned n);
+unsigned fake_engine_n_walking(void);   /* arms begun whose walk is not over */
+unsigned fake_engine_n_undone(void);    /* arms freed unfinished: taken back */
 unsigned fake_engine_n_arms(void);      /* successful engine_arm() calls */
 unsigned fake_engine_n_disarms(void);   /* successful engine_disarm() calls */
 size_t fake_engine_n_armed(void);       /* injections armed now */

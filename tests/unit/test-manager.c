@@ -824,6 +824,108 @@ static void test_cancel_requester_gone(void) {
         teardown(m);
 }
 
+/* ---- a process scope's walk, in steps (issue 29) ---- */
+
+static void run_turns(Manager *m, unsigned n) {
+        for (unsigned i = 0; i < n; i++)
+                ASSERT_TRUE(sd_event_run(m->event, 0) >= 0);
+}
+
+/* The walk goes a step per turn of the loop, after whatever else is
+ * ready: another request is answered while it runs, and the arm is
+ * answered when it is done. */
+static void test_arm_steps(void) {
+        Manager *m = setup_default();
+        Caller c = caller_of(test_uid(), own_pid());
+        _cleanup_free_ char *req = own_request(NULL);
+        char slab[256];
+        InjectResult ra, rb;
+
+        snprintf(slab, sizeof(slab), "{\"function\": \"should_failslab\", \"error\": \"ENOMEM\", "
+                                     "\"scope\": \"process\", \"pid\": %d}", (int) own_pid());
+        fake_engine_set_arm_steps(1000);
+        inject_json(m, &c, req, NULL, &ra, NULL);
+        run_turns(m, 10);
+        ASSERT_EQ(ra.n_calls, 0);
+        ASSERT_EQ(fake_engine_n_walking(), 1);
+
+        inject_json(m, &c, slab, NULL, &rb, NULL);
+        run_until(m, &rb.n_calls, "the answer to an Inject made while another arm walks");
+        ASSERT_NULL(rb.err.name);
+        ASSERT_TRUE(fake_engine_is_armed(rb.id));
+        ASSERT_EQ(ra.n_calls, 0);
+        ASSERT_EQ(fake_engine_n_walking(), 1);
+
+        run_until(m, &ra.n_calls, "the answer to the arm once its walk is done");
+        ASSERT_NULL(ra.err.name);
+        ASSERT_TRUE(fake_engine_is_armed(ra.id));
+        ASSERT_EQ(fake_engine_n_walking(), 0);
+        ASSERT_EQ(fake_engine_n_undone(), 0);
+        ASSERT_EQ(fake_engine_n_arms(), 2);
+        teardown(m);
+}
+
+/* A requester that leaves mid-walk drops it: answered (to nobody), as a
+ * decision in the journal, the arm taken back. */
+static void test_arm_steps_requester_gone(void) {
+        Manager *m = setup_default();
+        Caller c = caller_of(test_uid(), own_pid());
+        _cleanup_free_ char *req = own_request(NULL), *audit = NULL;
+        static int conn;
+        InjectResult ra;
+
+        fake_engine_set_arm_steps(1000);
+        inject_json(m, &c, req, &conn, &ra, NULL);
+        run_turns(m, 10);
+        ASSERT_EQ(fake_engine_n_walking(), 1);
+        audit_capture_start();
+        fake_frontend_owner_leaves(m, &conn);
+        audit = audit_capture_end();
+        ASSERT_EQ(ra.n_calls, 1);
+        ASSERT_STREQ(ra.err.message, "The requester disconnected before the answer");
+        assert_audit_line(audit, (const char *const[]) { "event=decision", "result=denied", NULL });
+        ASSERT_EQ(fake_engine_n_walking(), 0);
+        ASSERT_EQ(fake_engine_n_undone(), 1);
+        ASSERT_EQ(fake_engine_n_armed(), 0);
+        ASSERT_EQ(fake_engine_n_arms(), 0);
+        run_turns(m, 10);
+        ASSERT_EQ(ra.n_calls, 1);
+        teardown(m);
+}
+
+/* Stopping mid-walk answers the arm and takes it back; a front end's
+ * cancel (pending_request_cancel()) takes it back unanswered. */
+static void test_arm_steps_abort(void) {
+        Manager *m = setup_default();
+        Caller c = caller_of(test_uid(), own_pid());
+        _cleanup_free_ char *req = own_request(NULL);
+        PendingRequest *p = NULL;
+        InjectResult ra, rb;
+
+        fake_engine_set_arm_steps(1000);
+        inject_json(m, &c, req, NULL, &rb, &p);
+        run_turns(m, 10);
+        ASSERT_EQ(fake_engine_n_walking(), 1);
+        pending_request_cancel(p);
+        ASSERT_EQ(rb.n_calls, 0);
+        ASSERT_EQ(fake_engine_n_walking(), 0);
+        ASSERT_EQ(fake_engine_n_undone(), 1);
+
+        fake_engine_set_arm_steps(1000);
+        inject_json(m, &c, req, NULL, &ra, NULL);
+        run_turns(m, 10);
+        ASSERT_EQ(fake_engine_n_walking(), 1);
+        manager_requests_abort(m);
+        ASSERT_EQ(ra.n_calls, 1);
+        ASSERT_STREQ(ra.err.name, "InjectionUnavailable");
+        ASSERT_EQ(fake_engine_n_walking(), 0);
+        ASSERT_EQ(fake_engine_n_undone(), 2);
+        ASSERT_EQ(fake_engine_n_armed(), 0);
+        run_turns(m, 10);
+        ASSERT_EQ(ra.n_calls, 1);
+        teardown(m);
+}
+
 /* ---- what a user sees ---- */
 
 static void test_list(void) {
@@ -911,6 +1013,9 @@ int main(void) {
         TEST_RUN(test_cancel);
         TEST_RUN(test_cancel_requester_gone);
         TEST_RUN(test_list);
+        TEST_RUN(test_arm_steps);
+        TEST_RUN(test_arm_steps_requester_gone);
+        TEST_RUN(test_arm_steps_abort);
 
         policy_dir_free(policy_dir);
         return 0;
