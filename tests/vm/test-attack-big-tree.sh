@@ -101,8 +101,16 @@ probe_arm() {
     log "$method: idle ${idle_ms} ms (median), bound ${bound} ms; alice's arm answered in ${T_ARM} ms," \
         "tagging $((TAG_USEC / 1000)) ms over $TAG_TASKS task(s); $n of bob's calls meanwhile, slowest ${worst} ms"
     ((n >= 1)) || fail "bob made no $method call while alice's arm ran (${T_ARM} ms)"
-    ((worst <= bound)) || fail "bob waited ${worst} ms for $method while alice armed on her tree of $TREE" \
-        "processes, over the bound of ${bound} ms ($factor times his idle ${idle_ms} ms): the walk held the daemon"
+    # A walk in one go makes bob wait for all of it (worst about the
+    # walk's time); a stepped one, for a step. The guest's scheduling on a
+    # loaded host adds stalls of its own (414 ms seen once in a merged
+    # run, with a walk of 1105 ms and 17 other answers meanwhile): a wait
+    # over the bound still passes when it is under half the walk, which
+    # a walk in one go never gives.
+    ((worst <= bound || worst * 2 < TAG_USEC / 1000)) ||
+        fail "bob waited ${worst} ms for $method while alice armed on her tree of $TREE processes," \
+            "over the bound of ${bound} ms ($factor times his idle ${idle_ms} ms) and over half the walk" \
+            "($((TAG_USEC / 1000)) ms): the walk held the daemon"
 }
 
 # cancel_wait ID: alice cancels; nothing stays armed.
