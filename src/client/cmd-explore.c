@@ -30,6 +30,7 @@
 #include "explore-findings.h"
 #include "explore-html.h"
 #include "explore-plan.h"
+#include "explore-setup.h"
 #include "fault-run.h"
 #include "held-child.h"
 #include "injectctl.h"
@@ -529,6 +530,8 @@ enum {
         ARG_HTML,
         ARG_RESUME,
         ARG_LSM,
+        ARG_SETUP,
+        ARG_CLEANUP,
 };
 
 int cmd_explore(int argc, char **argv) {
@@ -541,6 +544,8 @@ int cmd_explore(int argc, char **argv) {
                 { "html",      required_argument, NULL, ARG_HTML },
                 { "resume",    required_argument, NULL, ARG_RESUME },
                 { "lsm",       no_argument,       NULL, ARG_LSM },
+                { "setup",     required_argument, NULL, ARG_SETUP },
+                { "cleanup",   required_argument, NULL, ARG_CLEANUP },
                 GLOBAL_OPTIONS
         };
         _cleanup_(transport_freep) Transport *t = NULL;
@@ -555,6 +560,10 @@ int cmd_explore(int argc, char **argv) {
         _cleanup_free_ char **globs = NULL;
         _cleanup_close_ int kmsg_fd = -1;
         const char *report_path = NULL, *html_path = NULL, *resume_path = NULL, *stopped = "done";
+        const char *setup = NULL, *cleanup_arg = NULL;
+        /* Declared after what the report needs, so that it runs first
+         * on return, whatever ends explore once --setup ran. */
+        _cleanup_(explore_cleanup_run) const char *cleanup = NULL;
         _cleanup_json_ json_object *resumed = NULL, *resumed_observing = NULL;
         json_object *refused_before = NULL;
         size_t n_refused_before = 0;
@@ -608,6 +617,16 @@ int cmd_explore(int argc, char **argv) {
                 case ARG_LSM:
                         lsm = true;
                         break;
+                case ARG_SETUP:
+                        if (!*optarg)
+                                return usage_error("--setup needs a shell command");
+                        setup = optarg;
+                        break;
+                case ARG_CLEANUP:
+                        if (!*optarg)
+                                return usage_error("--cleanup needs a shell command");
+                        cleanup_arg = optarg;
+                        break;
                 case ARG_RESUME:
                         if (!*optarg)
                                 return usage_error("--resume needs the report file of an earlier explore");
@@ -647,6 +666,19 @@ int cmd_explore(int argc, char **argv) {
                         n_globs ? "matching --functions that " : "that ", "the policy",
                         lsm ? "" : " (the LSM hooks are observed only with --lsm)");
                 return EXIT_REFUSED;
+        }
+
+        /* --setup, once, before the discovery: nothing is armed for it. */
+        cleanup = cleanup_arg;
+        if (setup) {
+                r = explore_shell("--setup", setup);
+                if (r != 0) {
+                        if (r < 0)
+                                fprintf(stderr, "injectctl: --setup: cannot run it: %s\n", strerror(-r));
+                        else
+                                fprintf(stderr, "injectctl: --setup failed (exit status %d): nothing explored.\n", r);
+                        return EXIT_REFUSED;
+                }
         }
 
         /* The detectors this caller can read; what is withheld is said. */

@@ -17,6 +17,11 @@
  * the millisecond, and the clocks are read around the run, not at its
  * exact first and last instruction: a margin either side. */
 #define ATTRIBUTION_SLACK_USEC (USEC_PER_SEC / 2)
+/* A pid in a run's range is its own unless pid_max wrapped and the pid was
+ * reused by a later run: its time only has to rule that out, and the
+ * kernel's clock (jiffies, for kmemleak's age) is allowed to drift from
+ * ours under emulation. */
+#define ATTRIBUTION_PID_SLACK_USEC (10 * USEC_PER_SEC)
 
 void run_windows_done(RunWindows *w) {
         for (size_t i = 0; i < w->n; i++) {
@@ -63,8 +68,8 @@ static bool pid_in(const RunWindow *r, int pid) {
         return pid > r->pid || pid <= r->last_pid;
 }
 
-static bool time_in(const RunWindow *r, uint64_t t) {
-        return t + ATTRIBUTION_SLACK_USEC >= r->start_usec && t <= r->end_usec + ATTRIBUTION_SLACK_USEC;
+static bool time_in(const RunWindow *r, uint64_t t, uint64_t slack) {
+        return t + slack >= r->start_usec && t <= r->end_usec + slack;
 }
 
 const RunWindow *run_windows_attribute(const RunWindows *w, int pid, uint64_t time_usec, const char **ret_how) {
@@ -73,7 +78,7 @@ const RunWindow *run_windows_attribute(const RunWindows *w, int pid, uint64_t ti
         for (size_t i = w->n; i > 0; i--) {
                 const RunWindow *r = &w->v[i - 1];
 
-                if (pid_in(r, pid) && (time_usec == 0 || time_in(r, time_usec))) {
+                if (pid_in(r, pid) && (time_usec == 0 || time_in(r, time_usec, ATTRIBUTION_PID_SLACK_USEC))) {
                         *ret_how = "pid";
                         return r;
                 }

@@ -84,6 +84,77 @@ assert_contains "$(jq -c '[.runs[] | select(.function == "injectd_test_check_ste
     '"fired":true' "the run that failed injectd_test_check_step"
 assert_contains "$(cat /tmp/explore-4.out)" "No findings." "the text output"
 
+# Item 1 of issue 28: no run waits for kmemleak, its reports are tied to
+# their runs by the pid they name. Three runs each fail one call of
+# alloc_step (--per call) and each leaks; then a KASAN report in a run of
+# its own: every report is its own run's, by pid, and the run's time is
+# the command's own (within 1 s: no 5 s minimum age, no scans, in it).
+log "kmemleak and KASAN reports tied to their runs by pid, no wait per run"
+# shellcheck disable=SC2016 # the inner shell's
+attr_cmd=(sh -c 's=$(date +%s%N); for i in 1 2 3; do echo 1 > /dev/injectd_test || true; done
+    echo 2 > /dev/injectd_test || true; e=$(date +%s%N); echo "own-usec $(((e - s) / 1000))"')
+rc=0
+start=$(date +%s)
+"$INJECTCTL" --varlink explore --functions 'injectd_test_alloc_step' --functions 'injectd_test_register_step' \
+    --per call --report /tmp/explore-attr.json -- "${attr_cmd[@]}" >/tmp/explore-attr.out 2>/tmp/explore-attr.err || rc=$?
+log "explore with 4 runs and its one kmemleak collection: $(($(date +%s) - start)) s"
+cat /tmp/explore-attr.err /tmp/explore-attr.out >&2
+assert_eq 1 "$rc" "explore's exit status with findings"
+r=/tmp/explore-attr.json
+assert_eq 4 "$(jq '.runs | length' $r)" "runs: 3 calls of alloc_step, 1 of register_step"
+# Every run that failed alloc_step has its own leak, named by its own pid.
+assert_eq 3 "$(jq '[.runs[] | select(.function == "injectd_test_alloc_step") as $run
+    | select([$run.reports[] | select(.detector == "kmemleak" and .attributed == "pid" and .pid == $run.pid)]
+    | length >= 1)] | length' $r)" "alloc_step's runs with their own leak by pid: $(jq -c '[.runs[] | {run, pid, reports}]' $r)"
+assert_eq '[]' "$(jq -c '[.runs[] | select(.function == "injectd_test_register_step") | .reports[]
+    | select(.detector == "kmemleak")]' $r)" "leaks tied to the register_step run"
+f=$(jq -c '[.findings[] | select(.detector == "kasan")] | first' $r)
+assert_eq injectd_test_register_step "$(jq -r .function <<<"$f")" "the KASAN finding's function"
+assert_eq pid "$(jq -r .attributed <<<"$f")" "how the KASAN finding was tied to its run"
+assert_eq "$(jq '.runs[] | select(.function == "injectd_test_register_step") | .pid' $r)" "$(jq .pid <<<"$f")" \
+    "the KASAN report's pid is its run's"
+f=$(jq -c '[.findings[] | select(.detector == "kmemleak")] | first' $r)
+assert_eq injectd_test_alloc_step "$(jq -r .function <<<"$f")" "the kmemleak finding's function"
+assert_eq pid "$(jq -r .attributed <<<"$f")" "how the kmemleak finding was tied to its run"
+assert_eq 3 "$(jq .runs <<<"$f")" "runs that found the leak"
+assert_contains "$(cat /tmp/explore-attr.out)" "by the run's own task: sh, pid" "the finding says how it was tied"
+# The run's time is the command's own: nothing waits in it.
+for i in 0 1 2 3; do
+    own=$(jq -r ".runs[$i].output" $r | sed -n 's/.*own-usec \([0-9]*\).*/\1/p')
+    run=$(jq ".runs[$i].duration_usec" $r)
+    [[ -n $own ]] || fail "run $((i + 1)) printed no own time: $(jq -c ".runs[$i]" $r)"
+    log "run $((i + 1)): $run us in the report, $own us by the command's own clock"
+    ((run - own < 1000000 && own - run < 1000000)) || fail "run $((i + 1)): $run us in the report, $own us its own"
+done
+
+# Item 4: --setup runs once, before the discovery, never failed (its own
+# call of check_step is not counted nor failed: the plan has only CMD's
+# one), and every run sees what it made; --cleanup runs once at the end.
+log "--setup and --cleanup: once each, never failed"
+rm -f /tmp/setup-made /tmp/setup-count /tmp/cleanup-count
+rc=0
+"$INJECTCTL" --varlink explore --functions 'injectd_test_*' --report /tmp/explore-setup.json \
+    --setup 'echo 4 > /dev/injectd_test && echo made > /tmp/setup-made && echo x >> /tmp/setup-count' \
+    --cleanup 'echo x >> /tmp/cleanup-count' \
+    -- sh -c 'cat /tmp/setup-made; echo 4 > /dev/injectd_test' >/tmp/explore-setup.out 2>/tmp/explore-setup.err || rc=$?
+cat /tmp/explore-setup.err >&2
+assert_eq 0 "$rc" "explore --setup's exit status"
+assert_eq 1 "$(wc -l </tmp/setup-count)" "times --setup ran"
+assert_eq 1 "$(wc -l </tmp/cleanup-count)" "times --cleanup ran"
+assert_eq 1 "$(jq '[.reached[] | select(.function == "injectd_test_check_step")][0].calls' /tmp/explore-setup.json)" \
+    "check_step's calls counted: CMD's only, not --setup's"
+runs=$(jq '.runs | length' /tmp/explore-setup.json)
+((runs >= 1)) || fail "no run made"
+assert_eq "$runs" "$(jq '[.runs[] | select(.output | contains("made"))] | length' /tmp/explore-setup.json)" \
+    "runs that saw what --setup made"
+rc=0
+err=$("$INJECTCTL" --varlink explore --functions 'injectd_test_*' --setup 'exit 3' --cleanup 'echo x >> /tmp/cleanup-count' \
+    -- true 2>&1) || rc=$?
+assert_eq 1 "$rc" "explore with a --setup that fails"
+assert_contains "$err" "--setup failed (exit status 3): nothing explored" "the refusal"
+assert_not_contains "$err" "discovery: running" "a discovery after a failed --setup"
+assert_eq 2 "$(wc -l </tmp/cleanup-count)" "--cleanup after a failed --setup"
+
 # A system call has three names at one address (__x64_sys_getegid,
 # __ia32_sys_getegid, __do_sys_getegid) and the error-injection list knows
 # it by one: discovery must report it by that name, the one Inject takes.
