@@ -24,16 +24,27 @@ start_injectd
 mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
 [[ -w /sys/kernel/debug/kmemleak ]] || fail "kmemleak is not there"
 
-# explore_scenario N DETECTOR FUNCTION TITLE: explore finds TITLE's report
-# by DETECTOR after failing FUNCTION; then its reproducer, alone, shows it.
-explore_scenario() {
-    local n=$1 detector=$2 function=$3 title=$4 report=/tmp/explore-$1.json rc=0 f repro
-    log "explore scenario $n: expect $detector after failing $function"
-    "$INJECTCTL" --varlink explore --functions 'injectd_test_*' --report "$report" --html /tmp/explore-$n.html \
-        -- sh -c "echo $n > /dev/injectd_test" >/tmp/explore-$n.out 2>/tmp/explore-$n.err || rc=$?
-    cat /tmp/explore-$n.err /tmp/explore-$n.out >&2
-    assert_eq 1 "$rc" "explore's exit status with a finding (scenario $n)"
-    jq -e . "$report" >/dev/null || fail "the report is not JSON: $(head -c 300 "$report")"
+# Scenarios 1 to 3 in one explore (one discovery, three runs, one
+# kmemleak collection at the end: issue 28's time budget), each run failing
+# one scenario's step. check_scenario N DETECTOR FUNCTION TITLE: explore
+# found TITLE's report by DETECTOR after failing FUNCTION, in its own run;
+# then its reproducer, alone, shows it.
+# shellcheck disable=SC2016 # $n is the inner shell's
+scen_cmd='for n in 1 2 3; do echo $n > /dev/injectd_test || true; done'
+report=/tmp/explore-123.json
+log "explore scenarios 1 to 3: kmemleak, KASAN and WARN each after failing its step"
+rc=0
+start=$(date +%s)
+"$INJECTCTL" --varlink explore --functions 'injectd_test_*' --report "$report" --html /tmp/explore-123.html \
+    -- sh -c "$scen_cmd" >/tmp/explore-123.out 2>/tmp/explore-123.err || rc=$?
+log "explore of scenarios 1 to 3: $(($(date +%s) - start)) s"
+cat /tmp/explore-123.err /tmp/explore-123.out >&2
+assert_eq 1 "$rc" "explore's exit status with findings"
+jq -e . "$report" >/dev/null || fail "the report is not JSON: $(head -c 300 "$report")"
+assert_eq 0 "$(injections_left)" "injections left after explore"
+check_scenario() {
+    local n=$1 detector=$2 function=$3 title=$4 f repro run
+    log "scenario $n: $detector after failing $function"
     [[ $(jq --arg f "$function" '[.reached[] | select(.function == $f)] | length' "$report") == 1 ]] ||
         fail "discovery did not see $function: $(jq -c .reached "$report")"
     f=$(jq -c --arg d "$detector" --arg f "$function" \
@@ -41,16 +52,15 @@ explore_scenario() {
     [[ $f != null ]] || fail "no $detector finding for $function: $(jq -c '[.findings[] | {detector, function, title}]' "$report")"
     assert_contains "$(jq -r .title <<<"$f")" "$title" "the finding's title"
     assert_eq 0 "$(jq .call <<<"$f")" "the failed call's number"
+    # Its own run: the one that failed its function, tied by the pid it names.
+    run=$(jq --arg f "$function" '[.runs[] | select(.function == $f)][0].run' "$report")
+    assert_eq "$run" "$(jq .first_run <<<"$f")" "the run that found it"
+    assert_eq pid "$(jq -r .attributed <<<"$f")" "how the $detector report was tied to its run"
     repro=$(jq -r .reproducer <<<"$f")
-    assert_contains "$repro" "injectctl run --fail $function:ENOMEM,after=0,times=1 -- sh -c 'echo $n > /dev/injectd_test'" \
+    assert_contains "$repro" "injectctl run --fail $function:ENOMEM,after=0,times=1 -- sh -c '$scen_cmd'" \
         "the reproducer"
-    assert_contains "$(cat /tmp/explore-$n.out)" "reproduce: $repro" "the reproducer printed"
-    assert_eq 0 "$(injections_left)" "injections left after explore (scenario $n)"
-    # The HTML report: one file that refers to nothing outside it.
-    assert_contains "$(cat /tmp/explore-$n.html)" "$title" "the HTML report"
-    if grep -Eio '(src|href|action)=|https?:|@import|url\(' /tmp/explore-$n.html; then
-        fail "the HTML report refers to something outside it"
-    fi
+    assert_contains "$(cat /tmp/explore-123.out)" "reproduce: $repro" "the reproducer printed"
+    assert_contains "$(cat /tmp/explore-123.html)" "$title" "the HTML report"
 
     # The reproducer, alone, as printed (injectctl from PATH).
     log "scenario $n: the reproducer alone"
@@ -58,20 +68,34 @@ explore_scenario() {
     dmesg -C
     PATH=$(dirname "$INJECTCTL"):$PATH bash -c "$repro" >/dev/null 2>&1 || true
     if [[ $detector == kmemleak ]]; then
-        # kmemleak reports an object 5 s old, unchanged between two scans.
-        sleep 6
-        echo scan >/sys/kernel/debug/kmemleak
-        echo scan >/sys/kernel/debug/kmemleak
-        assert_contains "$(cat /sys/kernel/debug/kmemleak)" "$title" "kmemleak after the reproducer"
+        # kmemleak reports an object 5 s old, unchanged between two scans,
+        # and none a stale pointer still refers to (a freed task's kernel
+        # stack kept for reuse, say): its documented false negatives. A
+        # reproducer whose leak it misses is run again, at most twice more.
+        local try leaks=
+        for try in 1 2 3; do
+            sleep 6
+            echo scan >/sys/kernel/debug/kmemleak
+            echo scan >/sys/kernel/debug/kmemleak
+            leaks=$(cat /sys/kernel/debug/kmemleak)
+            [[ $leaks == *"$title"* ]] && break
+            log "kmemleak did not report the reproducer's leak (try $try)"
+            PATH=$(dirname "$INJECTCTL"):$PATH bash -c "$repro" >/dev/null 2>&1 || true
+        done
+        assert_contains "$leaks" "$title" "kmemleak after the reproducer"
         echo clear >/sys/kernel/debug/kmemleak
     else
         assert_contains "$(dmesg)" "$title" "the kernel log after the reproducer"
     fi
 }
 
-explore_scenario 1 kmemleak injectd_test_alloc_step "(size 64)"
-explore_scenario 2 kasan injectd_test_register_step "BUG: KASAN: use-after-free in tm_write"
-explore_scenario 3 warning injectd_test_commit_step "drivers/misc/injectd_test.c"
+check_scenario 1 kmemleak injectd_test_alloc_step "(size 64)"
+check_scenario 2 kasan injectd_test_register_step "BUG: KASAN: use-after-free in tm_write"
+check_scenario 3 warning injectd_test_commit_step "drivers/misc/injectd_test.c"
+# The HTML report: one file that refers to nothing outside it.
+if grep -Eio '(src|href|action)=|https?:|@import|url\(' /tmp/explore-123.html; then
+    fail "the HTML report refers to something outside it"
+fi
 
 log "explore scenario 4: a correct error path, no finding"
 rc=0
