@@ -126,10 +126,17 @@ cat /tmp/explore-attr.err /tmp/explore-attr.out >&2
 assert_eq 1 "$rc" "explore's exit status with findings"
 r=/tmp/explore-attr.json
 assert_eq 4 "$(jq '.runs | length' $r)" "runs: 3 calls of alloc_step, 1 of register_step"
-# Every run that failed alloc_step has its own leak, named by its own pid.
-assert_eq 3 "$(jq '[.runs[] | select(.function == "injectd_test_alloc_step") as $run
+# Every leak reported is tied to its own run by its own pid. kmemleak
+# misses a leak a stale pointer still refers to (its documented false
+# negatives: one of the three, now and then), so two of the three runs
+# must have theirs: leaks of different runs, read in one collection.
+log "runs and their reports: $(jq -c '[.runs[] | {run, function, call, pid, last_pid, reports}]' $r)"
+assert_eq '[]' "$(jq -c '[.runs[] | . as $run | .reports[] | select(.detector == "kmemleak")
+    | select(.attributed != "pid" or .pid != $run.pid)]' $r)" "leaks not tied to their run by its pid"
+n=$(jq '[.runs[] | select(.function == "injectd_test_alloc_step") as $run
     | select([$run.reports[] | select(.detector == "kmemleak" and .attributed == "pid" and .pid == $run.pid)]
-    | length >= 1)] | length' $r)" "alloc_step's runs with their own leak by pid: $(jq -c '[.runs[] | {run, pid, reports}]' $r)"
+    | length >= 1)] | length' $r)
+((n >= 2)) || fail "alloc_step's runs with their own leak by pid: $n of 3"
 assert_eq '[]' "$(jq -c '[.runs[] | select(.function == "injectd_test_register_step") | .reports[]
     | select(.detector == "kmemleak")]' $r)" "leaks tied to the register_step run"
 f=$(jq -c '[.findings[] | select(.detector == "kasan")] | first' $r)
@@ -140,7 +147,7 @@ assert_eq "$(jq '.runs[] | select(.function == "injectd_test_register_step") | .
 f=$(jq -c '[.findings[] | select(.detector == "kmemleak")] | first' $r)
 assert_eq injectd_test_alloc_step "$(jq -r .function <<<"$f")" "the kmemleak finding's function"
 assert_eq pid "$(jq -r .attributed <<<"$f")" "how the kmemleak finding was tied to its run"
-assert_eq 3 "$(jq .runs <<<"$f")" "runs that found the leak"
+assert_eq "$n" "$(jq .runs <<<"$f")" "runs that found the leak"
 assert_contains "$(cat /tmp/explore-attr.out)" "by the run's own task: sh, pid" "the finding says how it was tied"
 # The run's time is the command's own: nothing waits in it.
 for i in 0 1 2 3; do
