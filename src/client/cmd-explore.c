@@ -175,6 +175,8 @@ static json_object *run_json(const FaultRun *r, const PlanItem *item, uint64_t n
                               JSON_PAIR_STRING("signal", r->signal ? signal_name(r->signal, sig, sizeof(sig)) : NULL),
                               JSON_PAIR_BOOL("hung", r->hung),
                               JSON_PAIR_U64("duration_usec", r->duration_usec),
+                              JSON_PAIR_U64("start_usec", r->start_usec),
+                              JSON_PAIR_U64("end_usec", r->end_usec),
                               JSON_PAIR_I64("pid", r->pid),
                               JSON_PAIR_IF(r->last_pid > 0, JSON_PAIR_I64("last_pid", r->last_pid)),
                               JSON_PAIR_REF("stack", r->stack),

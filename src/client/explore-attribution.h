@@ -5,7 +5,7 @@
  * "Attribution"), so that no run waits for the detectors: each run keeps
  * its window (CLOCK_MONOTONIC, from its release to its end) and the pids
  * its tree can have had: from its root's pid to the kernel's last pid
- * allocated when it ended (/proc/sys/kernel/ns_last_pid). Runs are made
+ * allocated when it ended (/proc/loadavg's last field). Runs are made
  * one at a time, so these ranges never overlap: the kernel allocates pids
  * in increasing order, and a pid allocated within a run's window is its
  * tree's or a kernel thread's started meanwhile, which is then the run's
@@ -31,7 +31,7 @@ typedef struct RunWindow {
         json_object *stack;             /* a reference: the failed call's stack */
         json_object *reports;           /* a reference: the run's "reports" in the report */
         uint64_t start_usec, end_usec;  /* CLOCK_MONOTONIC */
-        pid_t pid, last_pid;            /* its root; ns_last_pid when it ended (0: unknown) */
+        pid_t pid, last_pid;            /* its root; /proc/loadavg's last pid when it ended (0: unknown) */
 } RunWindow;
 
 typedef struct RunWindows {

@@ -195,13 +195,15 @@ static int wait_child(pid_t pid, Output *out, uint64_t deadline, int *status) {
         return r;
 }
 
-/* The kernel's last pid allocated in our pid namespace, or 0 when it
- * cannot be read. */
+/* The last pid the kernel allocated: /proc/loadavg's last field ("the
+ * PID of the most recently created process", in our pid namespace; there
+ * on every kernel, unlike ns_last_pid, which needs
+ * CONFIG_CHECKPOINT_RESTORE). 0 when it cannot be read. */
 static pid_t last_pid_now(void) {
-        _cleanup_fclose_ FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "re");
+        _cleanup_fclose_ FILE *f = fopen("/proc/loadavg", "re");
         long pid = 0;
 
-        if (!f || fscanf(f, "%ld", &pid) != 1 || pid <= 0)
+        if (!f || fscanf(f, "%*s %*s %*s %*s %ld", &pid) != 1 || pid <= 0)
                 return 0;
         return (pid_t) pid;
 }
