@@ -25,10 +25,12 @@
 #include <unistd.h>
 
 #include "duration.h"
+#include "explore-attribution.h"
 #include "errno-name.h"
 #include "explore-findings.h"
 #include "explore-html.h"
 #include "explore-plan.h"
+#include "explore-setup.h"
 #include "fault-run.h"
 #include "held-child.h"
 #include "injectctl.h"
@@ -43,6 +45,11 @@
 #define EXPLORE_TIMEOUT_DEFAULT (60 * USEC_PER_SEC)
 #define EXPLORE_FUNCTIONS_MAX 4096      /* the daemon's OBSERVE_FUNCTIONS_MAX */
 #define EXPLORE_REACHED_SHOWN 20        /* functions listed after discovery */
+/* kmemleak is scanned after the run that ends this long after its last
+ * scan, not after each run: a scan of the debug kernel's memory takes
+ * seconds, and its reports are tied to their runs by pid and time
+ * (explore-attribution.h), not by when they are read. */
+#define EXPLORE_KMEMLEAK_BATCH_USEC (30 * USEC_PER_SEC)
 
 /* The injectable functions matching the globs that policy lets us fail,
  * each once, in *ret (borrowed from *ret_list, which holds them all). */
@@ -126,33 +133,6 @@ static void progress(bool on, size_t done, size_t total, uint64_t started) {
         fflush(stderr);
 }
 
-/* Records the reports of one run as findings, and in the run's JSON. */
-static int record_reports(Findings *findings, const KernelReports *k, size_t from, const PlanItem *item,
-                          const char *reproducer, json_object *stack, uint64_t run, json_object *run_reports,
-                          size_t *ret_new) {
-        for (size_t i = from; i < k->n; i++) {
-                const KernelReport *x = &k->v[i];
-                json_object *o = NULL;
-                int r;
-
-                r = findings_add(findings, x->signature, x->detector, x->title, x->text, item->function, item->call,
-                                 reproducer, stack, run);
-                if (r < 0)
-                        return r;
-                *ret_new += r;
-                r = json_build_object(&o,
-                                      JSON_PAIR_STRING("detector", x->detector),
-                                      JSON_PAIR_STRING("title", x->title),
-                                      JSON_PAIR_STRING("signature", x->signature),
-                                      JSON_BUILD_END);
-                if (r >= 0)
-                        r = json_append(run_reports, o);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
 /* CMD's own crash or hang, as a report of the "command" detector: the
  * failed function is its signature's frame. */
 static int add_command_report(const FaultRun *run, const PlanItem *item, KernelReports *k) {
@@ -195,6 +175,10 @@ static json_object *run_json(const FaultRun *r, const PlanItem *item, uint64_t n
                               JSON_PAIR_STRING("signal", r->signal ? signal_name(r->signal, sig, sizeof(sig)) : NULL),
                               JSON_PAIR_BOOL("hung", r->hung),
                               JSON_PAIR_U64("duration_usec", r->duration_usec),
+                              JSON_PAIR_U64("start_usec", r->start_usec),
+                              JSON_PAIR_U64("end_usec", r->end_usec),
+                              JSON_PAIR_I64("pid", r->pid),
+                              JSON_PAIR_IF(r->last_pid > 0, JSON_PAIR_I64("last_pid", r->last_pid)),
                               JSON_PAIR_REF("stack", r->stack),
                               JSON_PAIR_REF("reports", reports),
                               JSON_PAIR_REF("output", r->output),
@@ -227,6 +211,12 @@ static void print_findings(const Findings *f) {
                 printf("\n%zu. [%s] %s\n", i + 1, x->detector, x->title);
                 printf("   failed: %s, call %" PRIu64 " (run %" PRIu64 "; found in %" PRIu64 " run%s)\n", x->function,
                        x->call, x->first_run, x->n_runs, x->n_runs == 1 ? "" : "s");
+                if (x->attributed && strcmp(x->attributed, "pid") == 0)
+                        printf("   by the run's own task: %s, pid %d\n", x->comm ?: "?", x->pid);
+                else if (x->attributed)
+                        printf("   by time window: the report names %s%s%s, no task of the run's; it came while "
+                               "the run was under way or after it\n", x->comm ? "the task " : "no task",
+                               x->comm ?: "", x->comm ? "" : "");
                 printf("   reproduce: %s\n", x->reproducer);
                 if (json_object_array_length(x->stack) > 0) {
                         printf("   failed call's stack:\n");
@@ -331,8 +321,17 @@ static int resume_load(const char *path, char **cmd, size_t n_cmd, json_object *
                 r = findings_add(findings, v[0], v[1], v[2], v[3], v[4], call, v[5], stack, first);
                 if (r < 0)
                         return report_error(NULL, r, "Cannot resume");
-                if (r > 0)
+                if (r > 0) {
+                        const char *how = NULL, *comm = NULL;
+                        int64_t pid = 0;
+
                         findings->v[findings->n - 1].n_runs = n;
+                        (void) json_get_string(f, "attributed", &how);
+                        (void) json_get_string(f, "comm", &comm);
+                        (void) json_get_i64(f, "pid", 0, INT32_MAX, &pid);
+                        if (finding_set_attribution(findings, findings->n - 1, how, (int) pid, comm) < 0)
+                                return report_error(NULL, -ENOMEM, "Cannot resume");
+                }
         }
         *ret = TAKE_PTR(o);
         return 0;
@@ -354,6 +353,9 @@ typedef struct Explore {
         size_t n_before;                /* runs of the report resumed */
         FaultRunner *runner;
         const char *report_path;
+        RunWindows *windows;            /* this explore's runs, to tie kernel reports to */
+        uint64_t kmemleak_scanned;      /* CLOCK_MONOTONIC of the last scan */
+        size_t n_reports_before;        /* reports that came before the first run */
 } Explore;
 
 static json_object *explore_report(const Explore *x, const char *stopped) {
@@ -398,14 +400,53 @@ static int explore_save(const Explore *x, const char *stopped) {
         return write_json_report(x->report_path, report) < 0 ? EXIT_REFUSED : 0;
 }
 
-/* One run of the plan (PlanRunFn). */
+/* Ties the reports of k from index from to their runs (explore-attribution.h). */
+static int explore_record(Explore *x, const KernelReports *k, size_t from, bool print, size_t *ret_new) {
+        size_t before = 0;
+        int r;
+
+        r = run_windows_record(x->windows, k, from, print, x->findings, ret_new, &before);
+        if (before > 0)
+                fprintf(stderr, "explore: %zu kernel report%s from before the first run (the discovery's, or "
+                        "not this explore's): not findings.\n", before, before == 1 ? "" : "s");
+        x->n_reports_before += before;
+        return r;
+}
+
+/* kmemleak's leaks: after a batch of runs one scan, and at the end (final)
+ * two, once the last run's objects are old enough. */
+static int explore_kmemleak(Explore *x, bool final) {
+        _cleanup_(kernel_reports_done) KernelReports k = {};
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        size_t n_new = 0;
+        int r;
+
+        if (!x->kmemleak || x->windows->n == 0)
+                return 0;
+        if (!final && now < x->kmemleak_scanned + EXPLORE_KMEMLEAK_BATCH_USEC)
+                return 0;
+        if (final)
+                fprintf(stderr, "explore: kmemleak: the last scan, once the last run's objects are 5 s old...\n");
+        r = final ? kmemleak_collect(x->windows->v[x->windows->n - 1].end_usec, &k) : kmemleak_scan_once(&k);
+        x->kmemleak_scanned = now_usec(CLOCK_MONOTONIC);
+        if (r < 0) {
+                fprintf(stderr, "explore: Cannot scan for leaks: %s\n", strerror(-r));
+                return 0;
+        }
+        r = explore_record(x, &k, 0, !arg_json, &n_new);
+        return r < 0 ? report_error(NULL, r, "Cannot record kmemleak's reports") : 0;
+}
+
+/* One run of the plan (PlanRunFn): no wait for the detectors; what the
+ * kernel log says is read after it, kmemleak after a batch of runs, each
+ * report tied to its run by pid or time. */
 static int explore_run(const PlanItem *item, size_t i, void *userdata, json_object **ret_refusal) {
         Explore *x = userdata;
-        _cleanup_(kernel_reports_done) KernelReports k = {};
+        _cleanup_(kernel_reports_done) KernelReports k = {}, own = {};
         _cleanup_(fail_spec_freep) FailSpec *spec = NULL;
         _cleanup_free_ char *repro = NULL;
         _cleanup_json_ json_object *run_reports = json_object_new_array();
-        uint64_t run_end, n = x->n_before + x->plan->n_made + 1;
+        uint64_t n = x->n_before + x->plan->n_made + 1;
         size_t n_new = 0;
         FaultRun run;
         int r;
@@ -417,16 +458,15 @@ static int explore_run(const PlanItem *item, size_t i, void *userdata, json_obje
         if (item->error)
                 (void) errno_from_name(item->error, &spec->error);
 
-        /* What the kernel said before this run is not its doing. */
-        if (x->kmsg_fd >= 0)
-                (void) kmsg_drain_kernel(x->kmsg_fd, NULL, NULL);
-        if (x->kmemleak)
-                (void) kmemleak_clear();
+        /* What the kernel logged before this run, of earlier runs (a
+         * kworker's report late), is read and tied to them first. */
+        if (x->kmsg_fd >= 0 && (r = kernel_reports_read_kmsg(x->kmsg_fd, &k)) > 0 &&
+            (r = explore_record(x, &k, 0, !arg_json, &n_new)) < 0)
+                return report_error(NULL, r, "Cannot record the kernel's reports");
+        kernel_reports_done(&k);
 
         progress(x->tty, i, x->plan->n, x->started);
         r = fault_run_one(x->runner, spec, x->cmd, item->call, &run);
-        /* What CMD leaked, it allocated before it ended. */
-        run_end = now_usec(CLOCK_MONOTONIC);
         progress(x->tty, SIZE_MAX, 0, 0);
         if (r != 0 || fault_run_got_signal) {
                 /* Interrupted: the run is not recorded, and a resume makes it again. */
@@ -442,13 +482,32 @@ static int explore_run(const PlanItem *item, size_t i, void *userdata, json_obje
                 fault_run_clear(&run);
                 return explore_save(x, "running");
         }
-        if (x->kmsg_fd >= 0 && (r = kernel_reports_read_kmsg(x->kmsg_fd, &k)) < 0)
-                fprintf(stderr, "explore: Cannot read the kernel log after run %zu: %s\n", i + 1, strerror(-r));
-        if (x->kmemleak && (r = kmemleak_collect(run_end, &k)) < 0)
-                fprintf(stderr, "explore: Cannot scan for leaks after run %zu: %s\n", i + 1, strerror(-r));
-        r = add_command_report(&run, item, &k);
+        r = run_windows_add(x->windows, &(RunWindow) {
+                .run = n, .function = (char *) item->function, .call = item->call, .reproducer = repro,
+                .stack = run.stack, .reports = run_reports,
+                .start_usec = run.start_usec, .end_usec = run.end_usec, .pid = run.pid, .last_pid = run.last_pid,
+        });
+        if (r >= 0 && x->kmsg_fd >= 0 && kernel_reports_read_kmsg(x->kmsg_fd, &k) < 0)
+                fprintf(stderr, "explore: Cannot read the kernel log after run %zu\n", i + 1);
+        /* CMD's own crash or hang is this run's, whatever its pid. */
         if (r >= 0)
-                r = record_reports(x->findings, &k, 0, item, repro, run.stack, n, run_reports, &n_new);
+                r = add_command_report(&run, item, &own);
+        for (size_t c = 0; r >= 0 && c < own.n; c++) {
+                json_object *o = NULL;
+
+                r = findings_add(x->findings, own.v[c].signature, own.v[c].detector, own.v[c].title, own.v[c].text,
+                                 item->function, item->call, repro, run.stack, n);
+                if (r >= 0)
+                        r = json_build_object(&o,
+                                              JSON_PAIR_STRING("detector", own.v[c].detector),
+                                              JSON_PAIR_STRING("title", own.v[c].title),
+                                              JSON_PAIR_STRING("signature", own.v[c].signature),
+                                              JSON_BUILD_END);
+                if (r >= 0)
+                        r = json_append(run_reports, o);
+        }
+        if (r >= 0)
+                r = explore_record(x, &k, 0, false, &n_new);
         if (r >= 0)
                 r = json_append(x->runs, run_json(&run, item, n, run_reports));
         if (r < 0) {
@@ -458,6 +517,9 @@ static int explore_run(const PlanItem *item, size_t i, void *userdata, json_obje
         if (!arg_json)
                 print_run(&run, item, i + 1, x->plan->n, run_reports);
         fault_run_clear(&run);
+        r = explore_kmemleak(x, false);
+        if (r != 0)
+                return r;
         return explore_save(x, "running");
 }
 
@@ -470,6 +532,8 @@ enum {
         ARG_HTML,
         ARG_RESUME,
         ARG_LSM,
+        ARG_SETUP,
+        ARG_CLEANUP,
 };
 
 int cmd_explore(int argc, char **argv) {
@@ -482,6 +546,8 @@ int cmd_explore(int argc, char **argv) {
                 { "html",      required_argument, NULL, ARG_HTML },
                 { "resume",    required_argument, NULL, ARG_RESUME },
                 { "lsm",       no_argument,       NULL, ARG_LSM },
+                { "setup",     required_argument, NULL, ARG_SETUP },
+                { "cleanup",   required_argument, NULL, ARG_CLEANUP },
                 GLOBAL_OPTIONS
         };
         _cleanup_(transport_freep) Transport *t = NULL;
@@ -490,11 +556,16 @@ int cmd_explore(int argc, char **argv) {
         _cleanup_(findings_done) Findings findings = {};
         _cleanup_(kernel_reports_done) KernelReports baseline = {};
         _cleanup_(plan_done) Plan plan = {};
+        _cleanup_(run_windows_done) RunWindows windows = {};
         _cleanup_json_ json_object *list = NULL, *runs = NULL, *report = NULL, *notes = NULL, *base = NULL;
         _cleanup_free_ const char **functions = NULL;
         _cleanup_free_ char **globs = NULL;
         _cleanup_close_ int kmsg_fd = -1;
         const char *report_path = NULL, *html_path = NULL, *resume_path = NULL, *stopped = "done";
+        const char *setup = NULL, *cleanup_arg = NULL;
+        /* Declared after what the report needs, so that it runs first
+         * on return, whatever ends explore once --setup ran. */
+        _cleanup_(explore_cleanup_run) const char *cleanup = NULL;
         _cleanup_json_ json_object *resumed = NULL, *resumed_observing = NULL;
         json_object *refused_before = NULL;
         size_t n_refused_before = 0;
@@ -548,6 +619,16 @@ int cmd_explore(int argc, char **argv) {
                 case ARG_LSM:
                         lsm = true;
                         break;
+                case ARG_SETUP:
+                        if (!*optarg)
+                                return usage_error("--setup needs a shell command");
+                        setup = optarg;
+                        break;
+                case ARG_CLEANUP:
+                        if (!*optarg)
+                                return usage_error("--cleanup needs a shell command");
+                        cleanup_arg = optarg;
+                        break;
                 case ARG_RESUME:
                         if (!*optarg)
                                 return usage_error("--resume needs the report file of an earlier explore");
@@ -587,6 +668,19 @@ int cmd_explore(int argc, char **argv) {
                         n_globs ? "matching --functions that " : "that ", "the policy",
                         lsm ? "" : " (the LSM hooks are observed only with --lsm)");
                 return EXIT_REFUSED;
+        }
+
+        /* --setup, once, before the discovery: nothing is armed for it. */
+        cleanup = cleanup_arg;
+        if (setup) {
+                r = explore_shell("--setup", setup);
+                if (r != 0) {
+                        if (r < 0)
+                                fprintf(stderr, "injectctl: --setup: cannot run it: %s\n", strerror(-r));
+                        else
+                                fprintf(stderr, "injectctl: --setup failed (exit status %d): nothing explored.\n", r);
+                        return EXIT_REFUSED;
+                }
         }
 
         /* The detectors this caller can read; what is withheld is said. */
@@ -679,6 +773,7 @@ int cmd_explore(int argc, char **argv) {
                 .per_call = per_call, .tty = tty, .kmemleak = kmemleak,
                 .max_runs = max_runs, .timeout = timeout, .kmsg_fd = kmsg_fd,
                 .n_before = n_before, .runner = &runner, .report_path = report_path,
+                .windows = &windows, .kmemleak_scanned = now_usec(CLOCK_MONOTONIC),
         };
         /* Saved before the first run: a kill during it still leaves the
          * discovery to resume from. */
@@ -690,6 +785,19 @@ int cmd_explore(int argc, char **argv) {
         fault_run_catch_signals(&old_int, &old_term);
         x.started = now_usec(CLOCK_MONOTONIC);
         r = plan_execute(&plan, explore_run, &x);
+        /* The leaks of the runs since the last batch's scan; not after
+         * Ctrl-C, which wants explore to stop now. */
+        if (r == 0 && !fault_run_got_signal) {
+                r = explore_kmemleak(&x, true);
+                if (r == 0 && x.kmsg_fd >= 0) {
+                        _cleanup_(kernel_reports_done) KernelReports k = {};
+                        size_t n_new = 0;
+
+                        if (kernel_reports_read_kmsg(x.kmsg_fd, &k) > 0 &&
+                            explore_record(&x, &k, 0, !arg_json, &n_new) < 0)
+                                r = report_error(NULL, -ENOMEM, "Cannot record the kernel's reports");
+                }
+        }
         fault_run_restore_signals(&old_int, &old_term);
         if (fault_run_got_signal)
                 stopped = "interrupted";

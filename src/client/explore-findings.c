@@ -21,6 +21,8 @@ void findings_done(Findings *f) {
                 free(x->function);
                 free(x->reproducer);
                 json_object_put(x->stack);
+                free(x->attributed);
+                free(x->comm);
         }
         free(f->v);
         *f = (Findings) {};
@@ -57,6 +59,17 @@ int findings_add(Findings *f, const char *signature, const char *detector, const
         return 1;
 }
 
+int finding_set_attribution(Findings *f, size_t i, const char *how, int pid, const char *comm) {
+        Finding *x = &f->v[i];
+
+        free(x->attributed);
+        free(x->comm);
+        x->attributed = how ? strdup(how) : NULL;
+        x->comm = comm ? strdup(comm) : NULL;
+        x->pid = pid;
+        return (how && !x->attributed) || (comm && !x->comm) ? -ENOMEM : 0;
+}
+
 json_object *findings_json(const Findings *f) {
         json_object *a = json_object_new_array();
 
@@ -74,6 +87,9 @@ json_object *findings_json(const Findings *f) {
                                       JSON_PAIR_REF("stack", x->stack),
                                       JSON_PAIR_U64("first_run", x->first_run),
                                       JSON_PAIR_U64("runs", x->n_runs),
+                                      JSON_PAIR_IF(x->attributed, JSON_PAIR_STRING("attributed", x->attributed)),
+                                      JSON_PAIR_IF(x->pid > 0, JSON_PAIR_I64("pid", x->pid)),
+                                      JSON_PAIR_IF(x->comm, JSON_PAIR_STRING("comm", x->comm)),
                                       JSON_PAIR_STRING("report", x->report),
                                       JSON_BUILD_END) < 0 ||
                     json_append(a, o) < 0) {

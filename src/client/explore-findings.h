@@ -23,6 +23,11 @@ typedef struct Finding {
         json_object *stack;     /* the failed call's kernel stack (array of strings) */
         uint64_t first_run;     /* 1-based */
         uint64_t n_runs;        /* runs that found it */
+        char *attributed;       /* how the report was tied to its first run: "pid" (the task it names was
+                                 * the run's), "time window" (it names none of the run's); NULL: the
+                                 * command's own (a crash, a hang) */
+        int pid;                /* the task the report names; 0: none */
+        char *comm;
 } Finding;
 
 typedef struct Findings {
@@ -36,6 +41,10 @@ void findings_done(Findings *f);
  * signature. Returns 1 when new, 0 when known, or a negative errno. */
 int findings_add(Findings *f, const char *signature, const char *detector, const char *title, const char *report,
                  const char *function, uint64_t call, const char *reproducer, json_object *stack, uint64_t run);
+
+/* Says how the report of f->v[i] was tied to its run (Finding.attributed).
+ * 0 or -ENOMEM. */
+int finding_set_attribution(Findings *f, size_t i, const char *how, int pid, const char *comm);
 
 /* A new array of finding objects, or NULL when out of memory. */
 json_object *findings_json(const Findings *f);

@@ -195,6 +195,19 @@ static int wait_child(pid_t pid, Output *out, uint64_t deadline, int *status) {
         return r;
 }
 
+/* The last pid the kernel allocated: /proc/loadavg's last field ("the
+ * PID of the most recently created process", in our pid namespace; there
+ * on every kernel, unlike ns_last_pid, which needs
+ * CONFIG_CHECKPOINT_RESTORE). 0 when it cannot be read. */
+static pid_t last_pid_now(void) {
+        _cleanup_fclose_ FILE *f = fopen("/proc/loadavg", "re");
+        long pid = 0;
+
+        if (!f || fscanf(f, "%*s %*s %*s %*s %ld", &pid) != 1 || pid <= 0)
+                return 0;
+        return (pid_t) pid;
+}
+
 int fault_run_one(FaultRunner *fr, const FailSpec *spec, char **cmd, uint64_t n, FaultRun *run) {
         Transport *t = fr->t;
         _cleanup_free_ char *id = NULL;
@@ -254,6 +267,8 @@ int fault_run_one(FaultRunner *fr, const FailSpec *spec, char **cmd, uint64_t n,
         w = fr->watcher;
 
         start = now_usec(CLOCK_MONOTONIC);
+        run->start_usec = start;
+        run->pid = child.pid;
         r = held_child_release(&child, &exec_errno);
         /* The fault may be exec's own (explore fails every call it finds,
          * execve's too): then the failed exec is what the run did. */
@@ -274,7 +289,10 @@ int fault_run_one(FaultRunner *fr, const FailSpec *spec, char **cmd, uint64_t n,
                 goto kill;
         }
         run->hung = r == 0;
-        run->duration_usec = now_usec(CLOCK_MONOTONIC) - start;
+        run->end_usec = now_usec(CLOCK_MONOTONIC);
+        run->duration_usec = run->end_usec - start;
+        /* Before the kill: what the tree forked, it forked by now. */
+        run->last_pid = last_pid_now();
         if (!run->hung) {
                 if (WIFSIGNALED(status))
                         run->signal = WTERMSIG(status);

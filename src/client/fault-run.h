@@ -65,6 +65,10 @@ typedef struct FaultRun {
         bool hung;
         bool exec_failed;
         uint64_t duration_usec;
+        uint64_t start_usec, end_usec;  /* CLOCK_MONOTONIC: released, and ended (or killed) */
+        pid_t pid;              /* its root */
+        pid_t last_pid;         /* the kernel's last pid allocated when it ended (/proc/loadavg; 0: unknown):
+                                 * its tree's pids were allocated from pid to it (explore-attribution.h) */
         json_object *stack;     /* array of "symbol+0xoff", innermost first */
         json_object *kernel;    /* array of {kind, message}: the caller's to fill */
         json_object *output;

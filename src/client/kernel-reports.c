@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@ void kernel_reports_done(KernelReports *r) {
                 free(r->v[i].title);
                 free(r->v[i].signature);
                 free(r->v[i].text);
+                free(r->v[i].comm);
         }
         free(r->v);
         *r = (KernelReports) {};
@@ -226,8 +228,85 @@ static void on_message(const char *msg, size_t len, void *userdata) {
                 rd->error = r;
 }
 
+/* "216 Comm: sh" and the like: a number then a name up to a space. */
+static int set_task(KernelReport *r, long pid, const char *comm, size_t len) {
+        if (pid <= 0 || pid > INT32_MAX || len == 0)
+                return 0;
+        r->pid = (int) pid;
+        free(r->comm);
+        r->comm = strndup(comm, len);
+        return r->comm ? 1 : -ENOMEM;
+}
+
+int kernel_report_parse_task(KernelReport *r, unsigned long long read_usec) {
+        const char *p;
+        char *end;
+        long pid;
+
+        if (!r->text)
+                return 0;
+        /* kmemleak: '  comm "sh", pid 216, jiffies 4294937296 (age 5.123s)' */
+        p = strstr(r->text, "comm \"");
+        if (p) {
+                const char *c = p + strlen("comm \""), *q = strchr(c, '"');
+
+                if (q && strncmp(q, "\", pid ", strlen("\", pid ")) == 0) {
+                        pid = strtol(q + strlen("\", pid "), &end, 10);
+                        if (set_task(r, pid, c, (size_t) (q - c)) < 0)
+                                return -ENOMEM;
+                        p = strstr(end, "(age ");
+                        if (p && read_usec) {
+                                double age = strtod(p + strlen("(age "), &end);
+
+                                if (end != p + strlen("(age ") && *end == 's' && age >= 0 &&
+                                    age * USEC_PER_SEC < (double) read_usec)
+                                        r->time_usec = read_usec - (unsigned long long) (age * USEC_PER_SEC);
+                        }
+                        return 0;
+                }
+        }
+        /* The stack dump's header: "CPU: 0 PID: 216 Comm: sh Not tainted ..." */
+        for (p = strstr(r->text, " PID: "); p; p = strstr(p + 1, " PID: ")) {
+                pid = strtol(p + strlen(" PID: "), &end, 10);
+                if (strncmp(end, " Comm: ", strlen(" Comm: ")) == 0) {
+                        const char *c = end + strlen(" Comm: ");
+
+                        return set_task(r, pid, c, strcspn(c, " \n")) < 0 ? -ENOMEM : 0;
+                }
+        }
+        /* KASAN's "Write of size 8 at addr ... by task sh/216" */
+        p = strstr(r->text, " by task ");
+        if (p) {
+                const char *c = p + strlen(" by task "), *slash = NULL;
+
+                for (const char *q = c; *q && *q != '\n'; q++)
+                        if (*q == '/')
+                                slash = q;
+                if (slash) {
+                        pid = strtol(slash + 1, &end, 10);
+                        if (end != slash + 1)
+                                return set_task(r, pid, c, (size_t) (slash - c)) < 0 ? -ENOMEM : 0;
+                }
+        }
+        /* might_sleep's "in_atomic(): 1, irqs_disabled(): 0, non_block: 0, pid: 216, name: sh" */
+        p = strstr(r->text, ", pid: ");
+        if (p) {
+                pid = strtol(p + strlen(", pid: "), &end, 10);
+                if (strncmp(end, ", name: ", strlen(", name: ")) == 0) {
+                        const char *c = end + strlen(", name: ");
+
+                        return set_task(r, pid, c, strcspn(c, " \n")) < 0 ? -ENOMEM : 0;
+                }
+        }
+        return 0;
+}
+
 static int sign_from(KernelReports *r, size_t first) {
+        unsigned long long now = now_usec(CLOCK_MONOTONIC);
+
         for (size_t i = first; i < r->n; i++) {
+                if (kernel_report_parse_task(&r->v[i], now) < 0)
+                        return -ENOMEM;
                 r->v[i].signature = kernel_report_signature(r->v[i].detector, r->v[i].title, r->v[i].text);
                 if (!r->v[i].signature)
                         return -ENOMEM;
@@ -292,6 +371,19 @@ static int kmemleak_read(KernelReports *reports) {
         }
         r = sign_from(reports, first);
         return r < 0 ? r : (int) (reports->n - first);
+}
+
+int kmemleak_scan_once(KernelReports *reports) {
+        int r, n;
+
+        r = kmemleak_write("scan");
+        if (r < 0)
+                return r;
+        n = kmemleak_read(reports);
+        if (n < 0)
+                return n;
+        r = kmemleak_clear();
+        return r < 0 ? r : n;
 }
 
 int kmemleak_collect(unsigned long long since_usec, KernelReports *reports) {

@@ -11,9 +11,11 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "explore-attribution.h"
 #include "explore-findings.h"
 #include "kernel-reports.h"
 #include "test-util.h"
+#include "time-util.h"
 
 static int feed(const char *const *records, size_t n, KernelReports *k) {
         int sv[2], r;
@@ -109,6 +111,84 @@ static void test_kmemleak_signature(void) {
         ASSERT_STREQ(s, "kmemleak: unreferenced object X (size N): @ tm_write < vfs_write");
 }
 
+/* The task each detector names: the run it is tied to (explore-attribution.h). */
+static void test_task(void) {
+        KernelReport leak = { .text = (char *) "unreferenced object 0xffff888004a1b2c0 (size 64):\n"
+                                               "  comm \"sh\", pid 214, jiffies 4294901234 (age 6.100s)\n" };
+        KernelReport kasan = { .text = (char *) "BUG: KASAN: use-after-free in tm_write+0x1/0x2\n"
+                                                "Write of size 8 at addr ffff888004a1b2c0 by task sh/216\n"
+                                                "\n"
+                                                "CPU: 0 PID: 216 Comm: sh Not tainted 6.1.0 #1\n" };
+        KernelReport warn = { .text = (char *) "WARNING: CPU: 1 PID: 88 at drivers/misc/injectd_test.c:88 tm_write\n"
+                                               "CPU: 1 PID: 88 Comm: kworker/1:2 Tainted: G W\n" };
+        KernelReport sleep = { .text = (char *) "BUG: sleeping function called from invalid context at x.c:1\n"
+                                                "in_atomic(): 1, irqs_disabled(): 0, non_block: 0, pid: 301, name: mount\n" };
+        KernelReport kasan_only = { .text = (char *) "BUG: KASAN: slab-out-of-bounds in f+0x1/0x2\n"
+                                                     "Read of size 1 at addr ffff8880 by task my prog/77\n" };
+        KernelReport none = { .text = (char *) "rcu: INFO: rcu_sched detected stalls on CPUs/tasks:\n" };
+
+        ASSERT_EQ(kernel_report_parse_task(&leak, 10 * USEC_PER_SEC), 0);
+        ASSERT_EQ(leak.pid, 214);
+        ASSERT_STREQ(leak.comm, "sh");
+        ASSERT_EQ(leak.time_usec, 10 * USEC_PER_SEC - 6100 * 1000ULL);
+        ASSERT_EQ(kernel_report_parse_task(&kasan, 0), 0);
+        ASSERT_EQ(kasan.pid, 216);
+        ASSERT_STREQ(kasan.comm, "sh");
+        ASSERT_EQ(kasan.time_usec, 0u);
+        ASSERT_EQ(kernel_report_parse_task(&warn, 0), 0);
+        ASSERT_EQ(warn.pid, 88);
+        ASSERT_STREQ(warn.comm, "kworker/1:2");
+        ASSERT_EQ(kernel_report_parse_task(&sleep, 0), 0);
+        ASSERT_EQ(sleep.pid, 301);
+        ASSERT_STREQ(sleep.comm, "mount");
+        ASSERT_EQ(kernel_report_parse_task(&kasan_only, 0), 0);
+        ASSERT_EQ(kasan_only.pid, 77);
+        ASSERT_STREQ(kasan_only.comm, "my prog");
+        ASSERT_EQ(kernel_report_parse_task(&none, 0), 0);
+        ASSERT_EQ(none.pid, 0);
+        ASSERT_TRUE(!none.comm);
+        free(leak.comm);
+        free(kasan.comm);
+        free(warn.comm);
+        free(sleep.comm);
+        free(kasan_only.comm);
+}
+
+static void test_attribution(void) {
+        _cleanup_(run_windows_done) RunWindows w = {};
+        const char *how = NULL;
+
+        /* Run 1: pids 100-120, 1 s to 2 s; run 2: pids 130-140, 3 s to 4 s. */
+        ASSERT_EQ(run_windows_add(&w, &(RunWindow) { .run = 1, .function = (char *) "f", .reproducer = (char *) "r",
+                                                     .start_usec = 1 * USEC_PER_SEC, .end_usec = 2 * USEC_PER_SEC,
+                                                     .pid = 100, .last_pid = 120 }), 0);
+        ASSERT_EQ(run_windows_add(&w, &(RunWindow) { .run = 2, .function = (char *) "f", .reproducer = (char *) "r",
+                                                     .start_usec = 3 * USEC_PER_SEC, .end_usec = 4 * USEC_PER_SEC,
+                                                     .pid = 130, .last_pid = 140 }), 0);
+        /* Read after run 2, a leak of run 1's tree, by its pid and time. */
+        ASSERT_EQ(run_windows_attribute(&w, 110, 1500 * 1000, &how)->run, 1u);
+        ASSERT_STREQ(how, "pid");
+        /* The kernel log's, without a time: by pid alone. */
+        ASSERT_EQ(run_windows_attribute(&w, 100, 0, &how)->run, 1u);
+        ASSERT_STREQ(how, "pid");
+        /* A kworker's (pid 5): by time, the run under way or the last before. */
+        ASSERT_EQ(run_windows_attribute(&w, 5, 3500 * 1000, &how)->run, 2u);
+        ASSERT_STREQ(how, "time window");
+        ASSERT_EQ(run_windows_attribute(&w, 5, 2400 * 1000, &how)->run, 1u);
+        ASSERT_STREQ(how, "time window");
+        ASSERT_EQ(run_windows_attribute(&w, 0, 0, &how)->run, 2u);
+        ASSERT_STREQ(how, "time window");
+        /* A pid of run 1's range long after it (reused after a wrap): not run 1's by pid. */
+        ASSERT_EQ(run_windows_attribute(&w, 110, 30 * USEC_PER_SEC, &how)->run, 2u);
+        ASSERT_STREQ(how, "time window");
+        /* Before the first run: the discovery's. */
+        ASSERT_TRUE(!run_windows_attribute(&w, 50, 100 * 1000, &how));
+        /* A range that wraps at pid_max. */
+        w.v[1].last_pid = 20;
+        ASSERT_EQ(run_windows_attribute(&w, 10, 3500 * 1000, &how)->run, 2u);
+        ASSERT_STREQ(how, "pid");
+}
+
 static void test_findings(void) {
         _cleanup_(findings_done) Findings f = {};
         _cleanup_free_ char *repro = NULL;
@@ -133,6 +213,8 @@ int main(void) {
         test_kasan();
         test_detectors();
         test_kmemleak_signature();
+        test_task();
+        test_attribution();
         test_findings();
         return 0;
 }
