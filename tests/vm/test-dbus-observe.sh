@@ -27,7 +27,7 @@ reached() {
 
 log "discovery over Varlink and over D-Bus, as alice: the same counts"
 for t in varlink bus; do
-    flag=()
+    flag=(--bus)
     [[ $t == varlink ]] && flag=(--varlink)
     rc=0
     as alice "$INJECTCTL" "${flag[@]}" explore "${FUNCS[@]}" --max-runs 0 --report "/tmp/obs-$t.json" \
