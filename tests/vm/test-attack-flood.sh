@@ -128,7 +128,7 @@ wait "$bob_flood" 2>/dev/null || true
 
 # ---- bob, while alice floods: inject --detach and cancel, both APIs.
 for api in dbus varlink; do
-    T=()
+    T=(--bus)
     [[ $api == varlink ]] && T=(--varlink)
     id=$(timed "bob's inject --detach ($api)" bob "$INJECTCTL" "${T[@]}" inject __x64_sys_openat \
         --error ENOENT --comm flood-nomatch --for 5min --detach)
