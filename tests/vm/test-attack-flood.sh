@@ -159,7 +159,9 @@ log "alice's connections after the idle timeout: $(tr '\n' ' ' <"$W/conns.out")"
 # ---- stop the loop after its current run; the counters must be exact.
 touch "$W/stop"
 wait_until 300 test -e "$W/done"
-doc=$(timed "alice's show" alice "$INJECTCTL" show "$hot_id" --json)
+# --bus: alice's Varlink connections are still at her cap, where
+# injectctl's default (Varlink first) is refused with LimitExceeded.
+doc=$(timed "alice's show" alice "$INJECTCTL" --bus show "$hot_id" --json)
 injected=$(jq -r .faults_injected <<<"$doc")
 matched=$(jq -r .calls_matched <<<"$doc")
 suppressed=$(jq -r .events_suppressed <<<"$doc")
