@@ -185,7 +185,7 @@ bus_suppressed=$(as alice busctl --json=short get-property org.injectd.Injector1
     "/org/injectd/Injector1/injection/_$hot_id" org.injectd.Injector1.Injection EventsSuppressed | jq .data)
 ((bus_suppressed >= suppressed)) || fail "EventsSuppressed on the bus is $bus_suppressed, below $suppressed"
 
-as alice "$INJECTCTL" cancel "$hot_id" >/dev/null
+as alice "$INJECTCTL" --bus cancel "$hot_id" >/dev/null   # --bus: as for show
 assert_eq 0 "$(injections_left)" "injections left"
 stop_injectd
 finish
