@@ -25,7 +25,7 @@
 bool arg_json = false;
 bool arg_no_pager = false;
 bool arg_ask_password = true;
-bool arg_varlink = false;
+TransportChoice arg_transport = TRANSPORT_AUTO;
 const char *arg_varlink_path = NULL;
 bool arg_color = false;
 
@@ -112,12 +112,12 @@ static void help(void) {
                "                              and for inject while it holds)\n"
                "  --no-pager                  Do not pipe output into a pager (never does)\n"
                "  --no-ask-password           Do not let polkit ask for a password\n"
-               "  --bus                       Talk D-Bus on the system bus (the default;\n"
-               "                              not in injectctl-static, which speaks only\n"
-               "                              Varlink)\n"
-               "  --varlink[=PATH]            Talk Varlink to PATH (default\n"
+               "  --bus                       Talk D-Bus on the system bus only (not in\n"
+               "                              injectctl-static, which speaks only Varlink)\n"
+               "  --varlink[=PATH]            Talk Varlink to PATH only (default\n"
                "                              " INJECTD_VARLINK_ADDRESS ")\n"
-               "                              instead of D-Bus (injectctl-static's default)\n"
+               "                              Without either: Varlink when its socket\n"
+               "                              answers, else D-Bus\n"
                "  -h --help                   Show this help\n"
                "     --version                Show the version\n"
                "\n"
@@ -159,10 +159,10 @@ int handle_global_option(int c, const char *optarg, char *const *argv) {
                 if (!transport_bus_supported())
                         return usage_error("--bus: this injectctl (injectctl-static) speaks only Varlink; "
                                            "drop --bus, or use the dynamically linked injectctl for D-Bus");
-                arg_varlink = false;
+                arg_transport = TRANSPORT_BUS;
                 return -2;
         case ARG_VARLINK:
-                arg_varlink = true;
+                arg_transport = TRANSPORT_VARLINK;
                 if (optarg) {
                         if (!*optarg)
                                 return usage_error("--varlink= needs a socket path");
@@ -281,10 +281,28 @@ int connect_daemon(Transport **ret) {
         _cleanup_free_ char *msg = NULL;
         int r;
 
-        if (arg_varlink)
+        switch (arg_transport) {
+        case TRANSPORT_VARLINK:
                 r = transport_open_varlink(arg_varlink_path, arg_ask_password, ret, &msg);
-        else
+                break;
+        case TRANSPORT_BUS:
                 r = transport_open_bus(arg_ask_password, ret, &msg);
+                break;
+        default:
+                /* Varlink first: it needs neither libsystemd's dlopen()
+                 * nor a bus connection. Any failure to connect to its
+                 * socket (absent, refused, not ours to open) falls back
+                 * to D-Bus, which can also activate injectd where the
+                 * socket unit is not installed. */
+                r = transport_open_varlink(arg_varlink_path, arg_ask_password, ret, &msg);
+                if (r >= 0 || r == -ENOMEM)
+                        break;
+                log_debug("Varlink: %s; trying D-Bus", msg ?: strerror(-r));
+                free(msg);
+                msg = NULL;
+                r = transport_open_bus(arg_ask_password, ret, &msg);
+                break;
+        }
         if (r == -EHOSTDOWN) {
                 fprintf(stderr, "injectctl: %s\n", msg);
                 return -EXIT_UNREACHABLE;
@@ -393,8 +411,9 @@ int main(int argc, char **argv) {
         int c, r;
 
         log_set_target("stderr");
-        /* A build without D-Bus (injectctl-static) talks Varlink by default. */
-        arg_varlink = !transport_bus_supported();
+        /* A build without D-Bus (injectctl-static) talks only Varlink. */
+        if (!transport_bus_supported())
+                arg_transport = TRANSPORT_VARLINK;
         arg_color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR") && !(term && strcmp(term, "dumb") == 0);
 
         opterr = 0;

@@ -21,7 +21,15 @@
 extern bool arg_json;
 extern bool arg_no_pager;
 extern bool arg_ask_password;
-extern bool arg_varlink;               /* --varlink, or a build without D-Bus */
+/* Which transport connect_daemon() uses. AUTO, the default: Varlink when
+ * its socket answers, else D-Bus (Varlink costs no dlopen() of libsystemd
+ * and no bus connection: a fresh client starts faster). */
+typedef enum TransportChoice {
+        TRANSPORT_AUTO,
+        TRANSPORT_BUS,                  /* --bus */
+        TRANSPORT_VARLINK,              /* --varlink, or a build without D-Bus */
+} TransportChoice;
+extern TransportChoice arg_transport;
 extern const char *arg_varlink_path;
 extern bool arg_color;
 

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cleanup.h"
@@ -129,6 +130,8 @@ bool manager_may_see(Manager *m, const Caller *c, const Injection *inj) {
 
 int manager_list_json(Manager *m, const Caller *c, bool all, json_object **ret, InjectError *err) {
         _cleanup_json_ json_object *a = NULL;
+        _cleanup_free_ size_t *ids = NULL;
+        size_t n = 0;
         int r;
 
         if (all && !c->privileged)
@@ -137,13 +140,17 @@ int manager_list_json(Manager *m, const Caller *c, bool all, json_object **ret, 
         a = json_object_new_array();
         if (!a)
                 return -ENOMEM;
-        for (size_t i = 0; i < m->n_injections; i++) {
-                Injection *inj = m->injections[i];
-
-                if (!all && !injection_owned_by(inj, c))
-                        continue;
-                (void) manager_refresh(m, inj);
-                r = json_append(a, injection_to_json(inj));
+        ids = calloc(m->n_injections ?: 1, sizeof(*ids));
+        if (!ids)
+                return -ENOMEM;
+        for (size_t i = 0; i < m->n_injections; i++)
+                if (all || injection_owned_by(m->injections[i], c))
+                        ids[n++] = i;
+        /* The counters, fresh, in one read per site (engine_get_many()):
+         * reopening each one's site took ~11 system calls an injection. */
+        (void) manager_refresh_many(m, ids, n);
+        for (size_t k = 0; k < n; k++) {
+                r = json_append(a, injection_to_json(m->injections[ids[k]]));
                 if (r < 0)
                         return r;
         }

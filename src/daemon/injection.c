@@ -89,6 +89,30 @@ int manager_refresh(Manager *m, Injection *inj) {
         return 0;
 }
 
+int manager_refresh_many(Manager *m, const size_t *which, size_t n) {
+        _cleanup_free_ uint64_t *ids = NULL;
+        _cleanup_free_ InjectionInfo *infos = NULL;
+        _cleanup_free_ int *rs = NULL;
+        int r;
+
+        if (n == 0)
+                return 0;
+        ids = calloc(n, sizeof(*ids));
+        infos = calloc(n, sizeof(*infos));
+        rs = calloc(n, sizeof(*rs));
+        if (!ids || !infos || !rs)
+                return -ENOMEM;
+        for (size_t k = 0; k < n; k++)
+                ids[k] = m->injections[which[k]]->id;
+        r = engine_get_many(m->engine, ids, n, infos, rs);
+        if (r < 0)
+                return r;
+        for (size_t k = 0; k < n; k++)
+                if (rs[k] >= 0)
+                        m->injections[which[k]]->info = infos[k];
+        return 0;
+}
+
 static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
         Injection *inj = userdata;
 

@@ -245,6 +245,10 @@ int manager_reload_policy_as(Manager *m, const Caller *c, bool interactive, void
 Injection *manager_find(Manager *m, uint64_t id);
 int manager_remove(Manager *m, Injection *inj, RemoveReason reason);
 int manager_refresh(Manager *m, Injection *inj);
+/* manager_refresh() of m->injections[which[k]] for k < n, with one read of
+ * each site that holds some of them (engine_get_many()); the ones the
+ * engine no longer has keep their last document. */
+int manager_refresh_many(Manager *m, const size_t *which, size_t n);
 
 /* JSON views, the same for both front ends. The two constructors return a
  * new object, or NULL when out of memory, as json-c's own do: hand them to

@@ -635,7 +635,7 @@ int engine_arm_finish(EngineArm *a, InjectionInfo *ret, InjectError *err) {
                 a->arming = false;
         }
 
-        engine_index_add(e, a->s.dir, a->s.n_slots, a->slot.id, a->idx);
+        engine_index_add(e, a->s.dir, a->s.n_slots, &a->slot, a->idx);
         e->phases = a->phases;
         arm_phases_record(e, a->f->name, a->b, a->slot.id, a->start);
         if (ret)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Finding armed injections: one (engine_get), all of them (engine_list),
+/* Finding armed injections: one (engine_get), several (engine_get_many),
+ * all of them (engine_list),
  * and taking one out (engine_disarm). The engine's index (engine-index.c)
  * says which site and slot hold an injection, so only that slot is read;
  * a list opens only the sites that hold injections, and reads each one's
@@ -99,6 +100,83 @@ int engine_disarm(Engine *e, uint64_t id, InjectionInfo *ret_final, InjectError 
                 (void) scope_roots_sync(e);
         if (ret_final)
                 *ret_final = info;
+        return 0;
+}
+
+typedef struct GetManyItem {
+        const char *dir;        /* the index's own string: one per site */
+        uint32_t idx;
+        size_t i;               /* into ids */
+} GetManyItem;
+
+static int get_many_cmp(const void *a, const void *b) {
+        const GetManyItem *x = a, *y = b;
+
+        return x->dir < y->dir ? -1 : x->dir > y->dir ? 1 : 0;
+}
+
+/* Reads the slots of one site, once, for every id the index places in it.
+ * The ones it no longer holds are looked for again one by one
+ * (engine_get(), which reads the pins again). */
+static int get_many_site(Engine *e, const uint64_t *ids, const GetManyItem *v, size_t n, uint64_t now,
+                         InjectionInfo *ret, int *ret_r) {
+        _cleanup_(site_closep) Site s = SITE_NULL;
+        _cleanup_free_ struct inject_slot *slots = NULL;
+        int r;
+
+        r = site_open(v[0].dir, &s);
+        if (r >= 0)
+                r = site_read_slots(&s, &slots);
+        if (r < 0 && r != -ENOENT && r != -ENOLINK)
+                return r;
+        for (size_t k = 0; k < n; k++) {
+                size_t i = v[k].i;
+
+                if (slots && v[k].idx < s.n_slots && slots[v[k].idx].id == ids[i]) {
+                        site_injection_info(&s, &slots[v[k].idx], now, &ret[i]);
+                        ret_r[i] = 0;
+                } else
+                        ret_r[i] = -EAGAIN;     /* below, alone */
+        }
+        return 0;
+}
+
+int engine_get_many(Engine *e, const uint64_t *ids, size_t n, InjectionInfo *ret, int *ret_r) {
+        _cleanup_free_ GetManyItem *v = NULL;
+        size_t n_v = 0;
+        uint64_t now;
+        int r;
+
+        r = engine_index_sync(e);
+        if (r < 0)
+                return r;
+        v = calloc(n ?: 1, sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                const char *dir;
+                uint32_t idx;
+
+                ret_r[i] = slot_index_find(&e->index, ids[i], &dir, &idx) < 0 ? -EAGAIN : 0;
+                if (ret_r[i] == 0)
+                        v[n_v++] = (GetManyItem) { .dir = dir, .idx = idx, .i = i };
+        }
+        /* Grouped by site: pointers are compared, the index keeps one
+         * string per site, and nothing here rebuilds it. */
+        qsort(v, n_v, sizeof(*v), get_many_cmp);
+        now = now_nsec(CLOCK_BOOTTIME);
+        for (size_t a = 0, b; a < n_v; a = b) {
+                for (b = a + 1; b < n_v && v[b].dir == v[a].dir; b++)
+                        ;
+                r = get_many_site(e, ids, v + a, b - a, now, ret, ret_r);
+                if (r < 0)
+                        return r;
+        }
+        /* Not where the index said, or not in it: the slow way, which
+         * rebuilds a stale index once. */
+        for (size_t i = 0; i < n; i++)
+                if (ret_r[i] == -EAGAIN)
+                        ret_r[i] = engine_get(e, ids[i], &ret[i]);
         return 0;
 }
 

@@ -70,10 +70,17 @@ void engine_index_invalidate(Engine *e) {
         e->index_valid = false;
 }
 
+SlotIndexRoot engine_slot_root(const struct inject_slot *slot) {
+        if (slot->scope_kind != INJECT_SCOPE_PROCESS || !slot->scope_tag)
+                return (SlotIndexRoot) {};
+        return (SlotIndexRoot) { .tgid = slot->scope_id, .start_ticks = slot->start_ticks, .tag = slot->scope_tag };
+}
+
 static int index_slot_fn(Engine *e, Site *s, uint32_t idx, const struct inject_slot *slot, void *userdata) {
+        SlotIndexRoot root = engine_slot_root(slot);
         int r;
 
-        r = slot_index_add(&e->index, s->dir, s->n_slots, slot->id, idx);
+        r = slot_index_add_root(&e->index, s->dir, s->n_slots, slot->id, idx, &root);
         return r == -EEXIST ? 0 : r;    /* ids are random: never twice */
 }
 
@@ -121,10 +128,12 @@ int engine_index_sync(Engine *e) {
 }
 
 /* The site of an injection armed is pinned, whoever pinned it. */
-void engine_index_add(Engine *e, const char *dir, uint32_t n_slots, uint64_t id, uint32_t slot) {
+void engine_index_add(Engine *e, const char *dir, uint32_t n_slots, const struct inject_slot *slot, uint32_t idx) {
+        SlotIndexRoot root = engine_slot_root(slot);
+
         e->index_changed = true;
         if (e->index_valid && (slot_index_pin_site(&e->index, dir, n_slots) < 0 ||
-                               slot_index_add(&e->index, dir, n_slots, id, slot) < 0))
+                               slot_index_add_root(&e->index, dir, n_slots, slot->id, idx, &root) < 0))
                 e->index_valid = false;
 }
 

@@ -106,7 +106,10 @@ int engine_lock_open(Engine *e);
  * by engine_index_bump_now() before a site is pinned. */
 int engine_index_sync(Engine *e);
 void engine_index_invalidate(Engine *e);
-void engine_index_add(Engine *e, const char *dir, uint32_t n_slots, uint64_t id, uint32_t slot);
+/* slot: the injection armed in slot idx; its root is indexed too. */
+void engine_index_add(Engine *e, const char *dir, uint32_t n_slots, const struct inject_slot *slot, uint32_t idx);
+/* The root the index keeps for slot: tag 0 unless process-scope and tagged. */
+SlotIndexRoot engine_slot_root(const struct inject_slot *slot);
 void engine_index_remove(Engine *e, uint64_t id);
 void engine_index_bump_now(Engine *e);
 void engine_index_add_site(Engine *e, const struct Site *s);

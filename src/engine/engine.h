@@ -211,6 +211,12 @@ EngineArm *engine_arm_free(EngineArm *a);
 DEFINE_TRIVIAL_CLEANUP_FUNC(EngineArm *, engine_arm_free);
 int engine_disarm(Engine *e, uint64_t id, InjectionInfo *ret_final, InjectError *err);
 int engine_get(Engine *e, uint64_t id, InjectionInfo *ret);
+/* engine_get() of each of ids[0..n): ret_r[i] is its result (0, -ENOENT,
+ * ...) and ret[i] its document when 0. Each site that holds some of them
+ * is opened and its slots read once, whatever their number: a list of n
+ * injections costs O(sites), not O(n) site openings. Returns 0, or a
+ * negative errno when nothing could be read. */
+int engine_get_many(Engine *e, const uint64_t *ids, size_t n, InjectionInfo *ret, int *ret_r);
 int engine_list(Engine *e, InjectionInfo **ret, size_t *ret_n);
 
 /* Loads now what every process-scope arm needs (bpf/tags.bpf.c, kept

@@ -44,19 +44,19 @@ static int root_set_put(ScopeRootSet *s, const ScopeRoot *root, bool replace) {
 
 static int collect_roots(Engine *e, ScopeRootSet *ret) {
         _cleanup_(scope_root_set_done) ScopeRootSet s = {};
-        _cleanup_free_ InjectionInfo *v = NULL;
-        size_t n;
+        const SlotIndexRoot *root;
+        size_t i = 0;
         int r;
 
-        r = engine_list(e, &v, &n);
+        /* The index keeps each slot's root (engine_index_add(), and its
+         * rebuild from the pins): no site is opened nor any slot read,
+         * where reading every site's slots array took milliseconds a site
+         * (issue 30). */
+        r = engine_index_sync(e);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < n; i++) {
-                const struct inject_slot *slot = &v[i].slot;
-
-                if (slot->scope_kind != INJECT_SCOPE_PROCESS || !slot->scope_tag)
-                        continue;
-                r = root_set_put(&s, &(ScopeRoot) { slot->scope_id, slot->start_ticks, slot->scope_tag }, false);
+        while ((root = slot_index_next_root(&e->index, &i))) {
+                r = root_set_put(&s, &(ScopeRoot) { root->tgid, root->start_ticks, root->tag }, false);
                 if (r < 0)
                         return r;
         }

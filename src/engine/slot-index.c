@@ -141,6 +141,23 @@ static void site_forget(SlotIndex *x, SlotIndexSite *s) {
 }
 
 int slot_index_add(SlotIndex *x, const char *dir, uint32_t n_slots, uint64_t id, uint32_t slot) {
+        return slot_index_add_root(x, dir, n_slots, id, slot, NULL);
+}
+
+const SlotIndexRoot *slot_index_next_root(const SlotIndex *x, size_t *i) {
+        for (; *i < x->n_buckets; (*i)++) {
+                const SlotIndexEntry *b = &x->buckets[*i];
+
+                if (b->id && b->root.tag) {
+                        (*i)++;
+                        return &b->root;
+                }
+        }
+        return NULL;
+}
+
+int slot_index_add_root(SlotIndex *x, const char *dir, uint32_t n_slots, uint64_t id, uint32_t slot,
+                        const SlotIndexRoot *root) {
         SlotIndexSite *s;
         int r;
 
@@ -163,7 +180,8 @@ int slot_index_add(SlotIndex *x, const char *dir, uint32_t n_slots, uint64_t id,
         }
         site_flip(s, slot);
         s->n_used++;
-        insert_bucket(x, (SlotIndexEntry) { .id = id, .site = s, .slot = slot });
+        insert_bucket(x, (SlotIndexEntry) { .id = id, .site = s, .slot = slot,
+                                            .root = root && root->tag ? *root : (SlotIndexRoot) {} });
         x->n_entries++;
         return 0;
 }

@@ -22,10 +22,20 @@ typedef struct SlotIndexSite {
         bool pinned;            /* known to be pinned: kept with no injection */
 } SlotIndexSite;
 
+/* A process-scope injection's root, as its slot says (scope_id,
+ * start_ticks, scope_tag): kept here so that an arm's tagging pass learns
+ * the live roots without reading every site's slots (issue 30). */
+typedef struct SlotIndexRoot {
+        uint32_t tgid;
+        uint64_t start_ticks;
+        uint64_t tag;           /* 0: none (not process-scope, or untagged) */
+} SlotIndexRoot;
+
 typedef struct SlotIndexEntry {
         uint64_t id;            /* 0: an empty bucket */
         SlotIndexSite *site;
         uint32_t slot;
+        SlotIndexRoot root;
 } SlotIndexEntry;
 
 typedef struct SlotIndex {
@@ -44,6 +54,12 @@ void slot_index_clear(SlotIndex *x);
  * from the site's; -EEXIST: id is indexed already; -EBUSY: the slot is
  * taken. Nothing changes on failure. */
 int slot_index_add(SlotIndex *x, const char *dir, uint32_t n_slots, uint64_t id, uint32_t slot);
+/* The same, and the injection's root (NULL or tag 0: none). */
+int slot_index_add_root(SlotIndex *x, const char *dir, uint32_t n_slots, uint64_t id, uint32_t slot,
+                        const SlotIndexRoot *root);
+/* The roots of the indexed injections, one by one: *i starts at 0; NULL at
+ * the end. No order; a root named by several injections comes as often. */
+const SlotIndexRoot *slot_index_next_root(const SlotIndex *x, size_t *i);
 /* -ENOENT when id is not indexed. ret_dir stays valid until the site is
  * forgotten: dropped, or its last injection removed when it is not pinned. */
 int slot_index_find(const SlotIndex *x, uint64_t id, const char **ret_dir, uint32_t *ret_slot);

@@ -377,12 +377,35 @@ static void snapshot(FakeInjection *f, InjectionInfo *ret) {
                 ret->state = INJECTION_EXPIRED;
 }
 
+static unsigned n_gets, n_get_manys;
+
+unsigned fake_engine_n_gets(void) {
+        return n_gets;
+}
+
+unsigned fake_engine_n_get_manys(void) {
+        return n_get_manys;
+}
+
 int engine_get(Engine *e, uint64_t id, InjectionInfo *ret) {
         FakeInjection *f = find(id);
 
+        n_gets++;
         if (!f)
                 return -ENOENT;
         snapshot(f, ret);
+        return 0;
+}
+
+int engine_get_many(Engine *e, const uint64_t *ids, size_t n, InjectionInfo *ret, int *ret_r) {
+        n_get_manys++;
+        for (size_t i = 0; i < n; i++) {
+                FakeInjection *f = find(ids[i]);
+
+                ret_r[i] = f ? 0 : -ENOENT;
+                if (f)
+                        snapshot(f, &ret[i]);
+        }
         return 0;
 }
 

@@ -54,6 +54,8 @@ unsigned fake_engine_n_walking(void);   /* arms begun whose walk is not over */
 unsigned fake_engine_n_undone(void);    /* arms freed unfinished: taken back */
 unsigned fake_engine_n_arms(void);      /* successful engine_arm() calls */
 unsigned fake_engine_n_disarms(void);   /* successful engine_disarm() calls */
+unsigned fake_engine_n_gets(void);      /* engine_get() calls */
+unsigned fake_engine_n_get_manys(void); /* engine_get_many() calls */
 size_t fake_engine_n_armed(void);       /* injections armed now */
 bool fake_engine_is_armed(uint64_t id);
 const FakeArm *fake_engine_last_arm(void);

@@ -961,6 +961,22 @@ static void test_list(void) {
         json_object_put(a);
         ASSERT_RET(manager_list_json(m, &c, true, &a, &err), -EPERM);
 
+        /* O(1) engine calls, whatever the number listed: one
+         * engine_get_many(), no engine_get() per injection (issue 30). */
+        {
+                _cleanup_free_ char *r1 = own_request("\"comm\": \"one\"");   /* 'test-own' allows 2 */
+                unsigned gets, manys;
+
+                (void) inject_ok(m, &c, r1);
+                gets = fake_engine_n_gets();
+                manys = fake_engine_n_get_manys();
+                ASSERT_OK(manager_list_json(m, &c, false, &a, &err));
+                ASSERT_EQ(json_object_array_length(a), 2);
+                ASSERT_EQ(fake_engine_n_gets(), gets);
+                ASSERT_EQ(fake_engine_n_get_manys(), manys + 1);
+                json_object_put(a);
+        }
+
         /* Which functions this user may fail: the engine's, marked by the policy. */
         ASSERT_OK(manager_functions_json(m, &c, NULL, &a));
         ASSERT_EQ(json_object_array_length(a), 4);

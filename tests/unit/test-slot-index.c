@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The engine's in-memory index of injections (slot-index.c): what it
  * refuses, the lowest free slot, a full site, dropping a site, a pinned
- * site with no injection, and a long
+ * site with no injection, the roots it keeps for tagging, and a long
  * random run checked against a plain array of (id, site, slot). */
 
 #include <errno.h>
@@ -213,8 +213,47 @@ static void test_random(bool clustered) {
         slot_index_done(&x);
 }
 
+/* The roots the tagging pass needs come from the index alone (issue 30):
+ * each process-scope injection's (tgid, start, tag), through rehashes and
+ * removals, none for the others. */
+static void test_roots(void) {
+        SlotIndex x = {};
+        const SlotIndexRoot *r;
+        bool seen[600] = {};
+        size_t i = 0, n = 0;
+        char dir[16];
+
+        for (uint64_t id = 1; id <= 512; id++) {
+                SlotIndexRoot root = { .tgid = (uint32_t) id + 1000, .start_ticks = id * 7, .tag = id % 2 ? id : 0 };
+
+                snprintf(dir, sizeof(dir), "s%u", (unsigned) (id % 32));
+                ASSERT_OK(slot_index_add_root(&x, dir, 64, id, (uint32_t) (id / 32), &root));
+        }
+        for (uint64_t id = 1; id <= 512; id += 4)
+                ASSERT_OK(slot_index_remove(&x, id));   /* ids 1, 5, 9, ...: every other tagged one */
+        while ((r = slot_index_next_root(&x, &i))) {
+                ASSERT_TRUE(r->tag > 0 && r->tag <= 512);
+                ASSERT_EQ(r->tag % 4, 3u);
+                ASSERT_EQ(r->tgid, (uint32_t) r->tag + 1000);
+                ASSERT_EQ(r->start_ticks, r->tag * 7);
+                ASSERT_TRUE(!seen[r->tag]);
+                seen[r->tag] = true;
+                n++;
+        }
+        ASSERT_EQ(n, 128u);
+        /* Removed, then armed again without a root: none. */
+        ASSERT_OK(slot_index_remove(&x, 3));
+        ASSERT_OK(slot_index_add(&x, "s3", 64, 3, 0));
+        i = n = 0;
+        while ((r = slot_index_next_root(&x, &i)))
+                n++;
+        ASSERT_EQ(n, 127u);
+        slot_index_done(&x);
+}
+
 int main(void) {
         test_basics();
+        test_roots();
         test_pinned();
         test_random(false);
         test_random(true);

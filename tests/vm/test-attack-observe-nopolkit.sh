@@ -56,7 +56,7 @@ assert_eq org.injectd.Injector.NotAuthorized "$(jq -r '.error // empty' <<<"$rep
 assert_contains "$(jq -r .parameters.message <<<"$reply")" "org.injectd.observe" "what alice's Varlink Observe was told"
 
 rc=0
-out=$(as alice "$INJECTCTL" explore --functions __x64_sys_getpgid --max-runs 0 --report /tmp/nopk.json -- true 2>&1) ||
+out=$(as alice "$INJECTCTL" --bus explore --functions __x64_sys_getpgid --max-runs 0 --report /tmp/nopk.json -- true 2>&1) ||
     rc=$?
 log "D-Bus: $out"
 ((rc != 0)) || fail "alice's Observe over D-Bus was granted under the deny rule: $out"

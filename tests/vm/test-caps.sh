@@ -25,7 +25,7 @@ log "kernel $(uname -r), flavour $kernel"
 daemon_setup
 start_injectd
 
-caps=$(as alice "$INJECTCTL" caps --json)
+caps=$(as alice "$INJECTCTL" --bus caps --json)
 # Every value of the document by its path (".a.b"; an array's elements
 # joined by blanks and ".length"; an object as compact JSON), from one jq
 # run: a jq process per lookup is slow under TCG. Other filters go to jq.

@@ -34,7 +34,7 @@ grep -q '<interface name="org.injectd.Injector1.Injection">' "$work/injection.xm
 # D-Bus) observes a command that sleeps; root sees it, and stops it.
 log "an Observe session object, to introspect"
 INJECTCTL=$BUILD_DIR/src/client/injectctl
-"$INJECTCTL" explore --functions __x64_sys_openat --max-runs 0 -- sleep 300 >/dev/null 2>"$work/explore.err" &
+"$INJECTCTL" --bus explore --functions __x64_sys_openat --max-runs 0 -- sleep 300 >/dev/null 2>"$work/explore.err" &
 explore_pid=$!
 at_exit kill "$explore_pid"
 observe_node() {

@@ -27,7 +27,7 @@ reached() {
 
 log "discovery over Varlink and over D-Bus, as alice: the same counts"
 for t in varlink bus; do
-    flag=()
+    flag=(--bus)
     [[ $t == varlink ]] && flag=(--varlink)
     rc=0
     as alice "$INJECTCTL" "${flag[@]}" explore "${FUNCS[@]}" --max-runs 0 --report "/tmp/obs-$t.json" \
@@ -56,7 +56,7 @@ no_observe_prog() { [[ -z $(prog_ids observe_call) ]]; }
 # A session that lasts: alice explores over D-Bus a command that sleeps.
 start_session() {
     start_as alice "/tmp/obs-$1.out" "/tmp/obs-$1.err" \
-        "$INJECTCTL" explore "${FUNCS[@]}" --max-runs 0 --report "/tmp/obs-$1.json" -- sleep 300
+        "$INJECTCTL" --bus explore "${FUNCS[@]}" --max-runs 0 --report "/tmp/obs-$1.json" -- sleep 300
     EXPLORE_PID=$BG_PID
     # TCG: starting injectctl and attaching the program takes seconds.
     wait_until 120 has_observe_path

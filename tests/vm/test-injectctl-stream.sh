@@ -18,7 +18,7 @@ start_injectd
 ictl() { as alice "$INJECTCTL" "$@"; }
 
 for api in dbus varlink; do
-    if [[ $api == varlink ]]; then T=(--varlink); else T=(); fi
+    if [[ $api == varlink ]]; then T=(--varlink); else T=(--bus); fi
     log "---- over $api"
     w=$DAEMON_WORK/watch-$api
 

@@ -1,8 +1,10 @@
 #!/bin/bash
-# injectctl against the real daemon, over D-Bus and over --varlink, in text
+# injectctl against the real daemon, over --bus and over --varlink, in text
 # and --json: caps, functions, inject --detach, list, show, cancel; run
 # fails exactly the chosen open of its command and exits with its status;
-# bad command lines exit 2 with nothing armed.
+# bad command lines exit 2 with nothing armed. By default it uses Varlink
+# when the socket answers (no system bus needed) and falls back to D-Bus
+# when the socket is gone.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-daemon.sh"
 
@@ -16,7 +18,7 @@ start_injectd
 ictl() { as alice "$INJECTCTL" "$@"; }
 
 for api in dbus varlink; do
-    if [[ $api == varlink ]]; then T=(--varlink); else T=(); fi
+    if [[ $api == varlink ]]; then T=(--varlink); else T=(--bus); fi
     log "---- over $api"
 
     # caps
@@ -129,6 +131,22 @@ assert_eq 0 "$(injections_left)" "injections after the bad command lines"
 grep -q "event=decision .*function=__x64_sys_openat .*value=-12" "$DAEMON_LOG" &&
     fail "a bad command line reached the daemon"
 
+# ---- the default transport: Varlink when its socket answers, else D-Bus.
+nobus=(env DBUS_SYSTEM_BUS_ADDRESS=unix:path=/nonexistent/bus)
+rc=0
+out=$(as alice "${nobus[@]}" "$INJECTCTL" --bus caps --json 2>&1) || rc=$?
+assert_eq 3 "$rc" "caps --bus with no system bus (the check below can fail)"
+vl=$(as alice "${nobus[@]}" "$INJECTCTL" caps --json) ||
+    fail "caps with no system bus and the Varlink socket up: the default did not use Varlink"
+assert_eq "$(ictl --varlink caps --json | jq -S .)" "$(jq -S . <<<"$vl")" "caps by default (Varlink)"
+# A renamed socket keeps listening, under a name the client does not know.
+mv "$SOCKET" "$SOCKET.away"
+rc=0
+out=$(ictl caps --json 2>/tmp/fallback.err) || rc=$?
+mv "$SOCKET.away" "$SOCKET"
+assert_eq 0 "$rc" "caps by default with the Varlink socket gone (falls back to D-Bus): $(cat /tmp/fallback.err)"
+assert_eq "$(ictl --bus caps --json | jq -S .)" "$(jq -S . <<<"$out")" "caps by default (D-Bus fallback)"
+
 # ---- not running: says how to start it.
 stop_injectd
 rc=0
@@ -136,8 +154,12 @@ err=$(ictl --varlink caps 2>&1) || rc=$?
 assert_eq 3 "$rc" "caps without injectd (varlink)"
 assert_contains "$err" "systemctl start injectd" "caps without injectd (varlink)"
 rc=0
-err=$(ictl caps 2>&1) || rc=$?
+err=$(ictl --bus caps 2>&1) || rc=$?
 assert_eq 3 "$rc" "caps without injectd (D-Bus)"
 assert_contains "$err" "systemctl start injectd" "caps without injectd (D-Bus)"
+rc=0
+err=$(ictl caps 2>&1) || rc=$?
+assert_eq 3 "$rc" "caps without injectd (default: Varlink, then D-Bus)"
+assert_contains "$err" "systemctl start injectd" "caps without injectd (default: Varlink, then D-Bus)"
 
 finish

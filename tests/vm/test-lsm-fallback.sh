@@ -87,7 +87,7 @@ refused() {     # refused WHAT EXIT-STATUS CMD...
 }
 if [[ $kernel == stock ]]; then
     for api in dbus varlink; do
-        if [[ $api == varlink ]]; then T=(--varlink); else T=(); fi
+        if [[ $api == varlink ]]; then T=(--varlink); else T=(--bus); fi
         err=$(refused "inject __x64_sys_openat ($api)" 1 ictl "${T[@]}" inject __x64_sys_openat --error ENOENT)
         assert_contains "$err" "injectctl: NotInjectable: '__x64_sys_openat' cannot be made to fail on this kernel" \
             "inject __x64_sys_openat ($api)"

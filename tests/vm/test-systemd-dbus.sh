@@ -1,6 +1,6 @@
 #!/bin/bash
-# Under systemd, installed: the first injectctl call starts injectd by D-Bus
-# activation (dbus-daemon asks systemd for injectd.service). Root makes
+# Under systemd, installed: the first injectctl --bus call starts injectd by D-Bus
+# activation (--bus: injectctl's default tries the Varlink socket first) (dbus-daemon asks systemd for injectd.service). Root makes
 # open_ctree fail with ENOMEM for one mount of a btrfs image; the same mount
 # then succeeds without injectctl. alice (group injectd), logged in with a
 # session of her own, makes openat fail with EACCES for her cat, while
@@ -35,7 +35,7 @@ at_exit umount_if_mounted "$mnt"
 
 log "root: injectctl run --fail open_ctree:ENOMEM -- mount (injectd not running yet)"
 rc=0
-"$INJECTCTL" run --fail open_ctree:ENOMEM -- mount -o loop "$img" "$mnt" \
+"$INJECTCTL" --bus run --fail open_ctree:ENOMEM -- mount -o loop "$img" "$mnt" \
     >/tmp/mount.out 2>/tmp/mount.err || rc=$?
 ((rc != 0)) || fail "the mount succeeded under open_ctree:ENOMEM ($(cat /tmp/mount.err))"
 assert_contains "$(cat /tmp/mount.err)" "Cannot allocate memory" "the mount's error"
@@ -71,7 +71,7 @@ journal_mark before_alice
 log "alice: injectctl run --fail __x64_sys_openat:EACCES -- cat /etc/hostname, bob's cats meanwhile"
 bob_cats_start
 rc=0
-as alice "$INJECTCTL" run --fail __x64_sys_openat:EACCES -- cat /etc/hostname \
+as alice "$INJECTCTL" --bus run --fail __x64_sys_openat:EACCES -- cat /etc/hostname \
     >/tmp/alice.out 2>/tmp/alice.err || rc=$?
 bob_cats_stop
 ((rc != 0)) || fail "alice's cat succeeded under __x64_sys_openat:EACCES: $(cat /tmp/alice.out)"
@@ -91,15 +91,15 @@ assert_eq active "$(unit_state polkit.service)" "polkit.service, activated for a
 # The same held as long as it takes: the default scope is alice's own
 # cgroup, her session; bob's and root's cats succeed meanwhile.
 log "alice: inject --comm cat --detach, into her session's cgroup"
-inj=$(as alice "$INJECTCTL" inject __x64_sys_openat --error EACCES --comm cat --for 2min --detach --json)
+inj=$(as alice "$INJECTCTL" --bus inject __x64_sys_openat --error EACCES --comm cat --for 2min --detach --json)
 id=$(jq -r .id <<<"$inj")
-at_exit "$INJECTCTL" cancel --all
+at_exit "$INJECTCTL" --bus cancel --all
 assert_eq "cgroup:$SESSION_SCOPE" "$(jq -r .injection.scope <<<"$inj")" "the injection's scope"
 assert_fails_with "Permission denied" as alice cat /etc/hostname
 assert_succeeds systemd-run --quiet --scope --uid=bob -- sh -c "cat /etc/hostname >/dev/null"
 assert_succeeds sh -c "cat /etc/hostname >/dev/null"
-as alice "$INJECTCTL" cancel "$id"
+as alice "$INJECTCTL" --bus cancel "$id"
 assert_succeeds as alice sh -c "cat /etc/hostname >/dev/null"
-assert_eq 0 "$("$INJECTCTL" list --all --json | jq length)" "injections left"
+assert_eq 0 "$("$INJECTCTL" --bus list --all --json | jq length)" "injections left"
 
 finish

@@ -32,7 +32,7 @@ assert_eq active "$(unit_state injectd.socket)" "injectd.socket after the servic
 log "the container sees the Varlink socket and no system bus"
 assert_succeeds in_container alice sh -c "test -S '$SOCKET' && test ! -e /run/dbus/system_bus_socket"
 rc=0
-err=$(in_container alice "$INJECTCTL" caps 2>&1) || rc=$?
+err=$(in_container alice "$INJECTCTL" --bus caps 2>&1) || rc=$?
 assert_eq 3 "$rc" "injectctl over D-Bus in the container: exit status (cannot reach injectd)"
 assert_eq inactive "$(unit_state injectd.service)" "injectd.service after a failed D-Bus attempt"
 
