@@ -192,6 +192,7 @@ Manager *manager_free(Manager *m) {
                 return NULL;
         pending_requests_free(m);
         sd_event_source_disable_unref(m->arm_stepper);
+        sd_event_source_disable_unref(m->arm_nudge);
         manage_checks_free(m);
         for (size_t i = 0; i < m->n_injections; i++)
                 injection_free(m->injections[i]);

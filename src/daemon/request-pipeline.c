@@ -289,12 +289,9 @@ static void arm_complete(PendingRequest *p) {
         p->cb(m, inj, NULL, p->userdata);
 }
 
-/* The arms under way, one step each per turn of the loop, in turn. The
- * source runs at idle priority: whatever else is ready (a request, a
- * reply from polkit, a fault event) goes first, so a walk of any size
- * delays another request by one step at most. */
-static int on_arm_step(sd_event_source *s, void *userdata) {
-        Manager *m = userdata;
+/* One step of the first arm under way, which then goes to the list's end:
+ * the arms take turns. Returns whether any arm is still walking. */
+static bool arm_step_next(Manager *m) {
         PendingRequest *p = NULL, **pp;
         InjectError err = {};
         int r;
@@ -305,7 +302,7 @@ static int on_arm_step(sd_event_source *s, void *userdata) {
                         break;
                 }
         if (!p)
-                return 0;
+                return false;
         r = engine_arm_step(p->arm, MANAGER_ARM_STEP_PROCESSES, &err);
         if (r > 0) {
                 /* Its next step after the others' (the list's end). */
@@ -329,8 +326,28 @@ static int on_arm_step(sd_event_source *s, void *userdata) {
         }
         for (p = m->pending; p; p = p->next)
                 if (p->arm)
-                        return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
-        return 0;
+                        return true;
+        return false;
+}
+
+/* The walks go a step per turn of the loop from two sources. The stepper
+ * has idle priority: whatever else is ready (a request, a reply from
+ * polkit, a fault event) goes first, so a walk of any size delays another
+ * request by one step at most. But a daemon that always has something
+ * ready never reaches idle (vm-daemon-crash's 20 clients kept every arm
+ * walking, unanswered): the nudge, of the requests' priority, steps every
+ * MANAGER_ARM_NUDGE_USEC whatever else waits, one source among the others. */
+static int on_arm_step(sd_event_source *s, void *userdata) {
+        return arm_step_next(userdata) ? sd_event_source_set_enabled(s, SD_EVENT_ONESHOT) : 0;
+}
+
+static int on_arm_nudge(sd_event_source *s, uint64_t usec, void *userdata) {
+        int r;
+
+        if (!arm_step_next(userdata))
+                return 0;
+        r = sd_event_source_set_time_relative(s, MANAGER_ARM_NUDGE_USEC);
+        return r < 0 ? r : sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 }
 
 static int arm_stepper_start(Manager *m) {
@@ -345,6 +362,20 @@ static int arm_stepper_start(Manager *m) {
                 if (r < 0)
                         return r;
         }
+        if (!m->arm_nudge) {
+                r = sd_event_add_time_relative(m->event, &m->arm_nudge, CLOCK_MONOTONIC, MANAGER_ARM_NUDGE_USEC,
+                                               1, on_arm_nudge, m);
+                if (r < 0)
+                        return r;
+                (void) sd_event_source_set_description(m->arm_nudge, "arm-nudge");
+        } else {
+                r = sd_event_source_set_time_relative(m->arm_nudge, MANAGER_ARM_NUDGE_USEC);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_event_source_set_enabled(m->arm_nudge, SD_EVENT_ONESHOT);
+        if (r < 0)
+                return r;
         return sd_event_source_set_enabled(m->arm_stepper, SD_EVENT_ONESHOT);
 }
 

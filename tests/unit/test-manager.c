@@ -8,10 +8,12 @@
  * Every refusal is checked by its error name and by its audit record. */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -865,6 +867,35 @@ static void test_arm_steps(void) {
         teardown(m);
 }
 
+static int on_busy(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        return 0;       /* never read: always ready again, as a flood of requests */
+}
+
+/* A loop that is never idle (a source always ready, as a flood of
+ * requests keeps it) still ends a walk: the nudge steps it. Without it the
+ * arm was never answered (vm-daemon-crash's 20 clients). */
+static void test_arm_steps_busy(void) {
+        Manager *m = setup_default();
+        Caller c = caller_of(test_uid(), own_pid());
+        _cleanup_free_ char *req = own_request(NULL);
+        sd_event_source *busy = NULL;
+        int fds[2];
+        InjectResult ra;
+
+        ASSERT_OK(pipe2(fds, O_CLOEXEC));
+        ASSERT_EQ(write(fds[1], "x", 1), 1);
+        ASSERT_OK(sd_event_add_io(m->event, &busy, fds[0], EPOLLIN, on_busy, NULL));
+        fake_engine_set_arm_steps(20);
+        inject_json(m, &c, req, NULL, &ra, NULL);
+        run_until(m, &ra.n_calls, "the arm's answer while the loop is never idle");
+        ASSERT_NULL(ra.err.name);
+        ASSERT_TRUE(fake_engine_is_armed(ra.id));
+        sd_event_source_disable_unref(busy);
+        close(fds[0]);
+        close(fds[1]);
+        teardown(m);
+}
+
 /* A requester that leaves mid-walk drops it: answered (to nobody), as a
  * decision in the journal, the arm taken back. */
 static void test_arm_steps_requester_gone(void) {
@@ -1030,6 +1061,7 @@ int main(void) {
         TEST_RUN(test_cancel_requester_gone);
         TEST_RUN(test_list);
         TEST_RUN(test_arm_steps);
+        TEST_RUN(test_arm_steps_busy);
         TEST_RUN(test_arm_steps_requester_gone);
         TEST_RUN(test_arm_steps_abort);
 
