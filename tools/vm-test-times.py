@@ -17,7 +17,7 @@ with open(path) as f:
         if not line.strip():
             continue
         t = json.loads(line)
-        name = t["name"]
+        name = t["name"].split(" / ")[-1]     # "injectd:vm / vm-smoke"
         if not name.startswith("vm-"):
             continue
         if t.get("result") != "OK":
