@@ -388,7 +388,7 @@ int kmemleak_scan_once(KernelReports *reports) {
 
 int kmemleak_collect(unsigned long long since_usec, KernelReports *reports) {
         uint64_t now = now_usec(CLOCK_MONOTONIC);
-        int r, n;
+        int r;
 
         if (now < since_usec + KMEMLEAK_MIN_AGE_USEC) {
                 uint64_t left = since_usec + KMEMLEAK_MIN_AGE_USEC - now;
@@ -400,13 +400,5 @@ int kmemleak_collect(unsigned long long since_usec, KernelReports *reports) {
          * reported only when a later scan finds it unchanged and
          * unreferenced. */
         r = kmemleak_write("scan");
-        if (r >= 0)
-                r = kmemleak_write("scan");
-        if (r < 0)
-                return r;
-        n = kmemleak_read(reports);
-        if (n < 0)
-                return n;
-        r = kmemleak_clear();
-        return r < 0 ? r : n;
+        return r < 0 ? r : kmemleak_scan_once(reports);
 }

@@ -123,7 +123,7 @@ const char varlink_injector_description[] =
         "error DurationTooLong (message: string)\n"
         "error KernelLogNotAllowed (message: string)\n";
 
-static int reply_error(VarlinkConn *c, const InjectError *err) {
+int varlink_api_reply_error(VarlinkConn *c, const InjectError *err) {
         /* varlink_error() borrows the parameters. */
         _cleanup_json_ json_object *p = NULL;
         char name[128];
@@ -140,7 +140,7 @@ static int reply_simple_error(VarlinkConn *c, const char *name, const char *mess
         InjectError err = { .name = name };
 
         snprintf(err.message, sizeof(err.message), "%s", message);
-        return reply_error(c, &err);
+        return varlink_api_reply_error(c, &err);
 }
 
 /* The connection's caller, taken from SO_PEERCRED once and kept. */
@@ -174,7 +174,7 @@ static void on_inject_done(Manager *m, Injection *inj, const InjectError *err, v
         VarlinkConn *c = userdata;
 
         if (!inj)
-                (void) reply_error(c, err);
+                (void) varlink_api_reply_error(c, err);
         else {
                 _cleanup_json_ json_object *p = NULL;
                 int r;
@@ -217,7 +217,7 @@ static void on_done(Manager *m, const InjectError *err, void *userdata) {
         VarlinkConn *c = userdata;
 
         if (err)
-                (void) reply_error(c, err);
+                (void) varlink_api_reply_error(c, err);
         else
                 (void) varlink_reply(c, NULL);
         varlink_conn_unref(c);
@@ -250,7 +250,7 @@ static int method_observe(VarlinkConn *c, json_object *params, VarlinkMethodFlag
         r = varlink_observe_start(userdata, c, caller, params, fds, n_fds < REQUEST_FDS_MAX ? n_fds : REQUEST_FDS_MAX, &err);
         if (r < 0 && !err.name)
                 inject_error_set(&err, r, INJECT_ERROR_UNAVAILABLE, "%s", strerror(-r));
-        return r < 0 ? reply_error(c, &err) : 0;
+        return r < 0 ? varlink_api_reply_error(c, &err) : 0;
 }
 
 static int method_cancel(VarlinkConn *c, json_object *params, VarlinkMethodFlags flags, void *userdata) {
@@ -324,7 +324,7 @@ static int method_list_functions(VarlinkConn *c, json_object *params, VarlinkMet
 
                 inject_error_set(&err, r, INJECT_ERROR_UNAVAILABLE, "Cannot list injectable functions: %s",
                                  strerror(-r));
-                return reply_error(c, &err);
+                return varlink_api_reply_error(c, &err);
         }
         r = json_build_object(&p, JSON_PAIR_OBJECT("functions", o), JSON_BUILD_END);
         if (r < 0)
@@ -350,7 +350,7 @@ static int method_list_injections(VarlinkConn *c, json_object *params, VarlinkMe
                 return reply_simple_error(c, INJECT_ERROR_INVALID_ARGUMENT, "Cannot identify the caller");
         r = manager_list_json(((VarlinkApi *) userdata)->manager, caller, all, &o, &err);
         if (r < 0)
-                return err.name ? reply_error(c, &err) : r;
+                return err.name ? varlink_api_reply_error(c, &err) : r;
         r = json_build_object(&p, JSON_PAIR_OBJECT("injections", o), JSON_BUILD_END);
         if (r < 0)
                 return r;

@@ -42,5 +42,8 @@ void varlink_watch_send(VarlinkApi *v, Injection *inj, json_object *event);
  * reply; a refusal is left in err for the caller to send. */
 int varlink_observe_start(VarlinkApi *v, VarlinkConn *c, const Caller *caller, json_object *params,
                           const int *fds, size_t n_fds, InjectError *err);
+/* Replies with err as org.injectd.Injector.NAME (message: string);
+ * InvalidArgument when err names none. */
+int varlink_api_reply_error(VarlinkConn *c, const InjectError *err);
 /* Ends c's (all with c NULL), without a last reply. */
 void varlink_observe_remove(VarlinkApi *v, VarlinkConn *c);

@@ -36,18 +36,11 @@ static void forget(VarlinkApi *v, VarlinkObserve *o) {
 static void on_done(ObserveSession *s, json_object *result, const InjectError *err, void *userdata) {
         VarlinkObserve *o = userdata;
         VarlinkConn *c = o->conn;
-        char name[128];
 
         if (result)
                 (void) varlink_reply(c, result);
-        else {
-                _cleanup_json_ json_object *p = NULL;
-
-                if (json_build_object(&p, JSON_PAIR_STRING("message", err->message), JSON_BUILD_END) >= 0) {
-                        snprintf(name, sizeof(name), "org.injectd.Injector.%s", err->name);
-                        (void) varlink_error(c, name, p);
-                }
-        }
+        else
+                (void) varlink_api_reply_error(c, err);
         /* The session frees itself after this. */
         o->session = NULL;
         forget(o->api, o);
@@ -57,16 +50,10 @@ static void on_started(ObserveSession *s, json_object *started, const InjectErro
         _cleanup_json_ json_object *reply = NULL;
         VarlinkObserve *o = userdata;
         VarlinkConn *c = o->conn;
-        char name[128];
         int r;
 
         if (err) {
-                _cleanup_json_ json_object *p = NULL;
-
-                if (json_build_object(&p, JSON_PAIR_STRING("message", err->message), JSON_BUILD_END) >= 0) {
-                        snprintf(name, sizeof(name), "org.injectd.Injector.%s", err->name);
-                        (void) varlink_error(c, name, p);
-                }
+                (void) varlink_api_reply_error(c, err);
                 /* The session frees itself after this. */
                 o->session = NULL;
                 forget(o->api, o);
