@@ -111,7 +111,6 @@ KNOWN_ROOMS = {"src/engine", "src/daemon", "src/client",
                # Until the next commits of issue 31 break their circles:
                "src/shared", "src/daemon/api"}
 KNOWN = {
-    "src/shared/json-util.c -> json-reader",  # includes "json-reader.h"; calls json_read
     "src/shared/varlink-conn.c -> varlink-service",  # calls service_get_info, service_get_interface_description, service_route_unbound
     "src/shared/varlink-server.c -> varlink-conn",  # calls conn_disconnect, conn_new, varlink_conn_close (+2)
     "src/engine/engine-index.c -> site",  # includes "site.h"; calls site_each_slot, site_foreach

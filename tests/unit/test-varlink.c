@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "json-reader.h"
 #include "json-util.h"
 #include "test-util.h"
 #include "varlink.h"
