@@ -82,11 +82,11 @@ ORDER = {
     ],
     "src/daemon": [
         "cgroup-path", "device-owner", "fault-stack", "policy-cgroup", "polkit", "privileges",
-        "process-info", "caller", "audit", "request", "scope-resolve", "policy-internal", "policy",
-        "policy-eval", "policy-check", "policy-parse", "manager-listeners", "fault-kmsg",
-        "fault-redact", "injection", "authorize", "fault-events", "injection-json",
+        "process-info", "caller", "audit", "request", "scope-resolve", "policy", "policy-model",
+        "policy-parse", "policy-eval", "policy-load", "policy-check", "manager-listeners",
+        "fault-kmsg", "fault-redact", "injection", "authorize", "fault-events", "injection-json",
         "injection-store", "manage", "manager", "capabilities", "injectd", "observe-session",
-        "request-pipeline"
+        "request-pipeline",
     ],
     "src/daemon/api": [
         "bus-api", "bus-requester", "bus-spec", "bus-injection", "bus-subscribers", "bus-manager",
@@ -131,8 +131,6 @@ KNOWN = {
     "src/daemon/manage.h -> manager",  # includes "manager.h"
     "src/daemon/manager-listeners.h -> manager",  # includes "manager.h"
     "src/daemon/manager.c -> request-pipeline",  # includes "request-pipeline.h"; calls manager_requests_abort, pending_requests_free
-    "src/daemon/policy-internal.h -> policy",  # includes "policy.h"
-    "src/daemon/policy.c -> policy-parse",  # calls policy_file_parse
     "src/daemon/api/bus-injection.c -> bus-manager",  # calls bus_call_manage, bus_emit_to_owner
     "src/daemon/api/bus-manager.c -> bus-observe",  # calls bus_observe_method, bus_observe_register, bus_observes_free
     "src/daemon/api/varlink-api.c -> varlink-watch",  # calls varlink_watch_add, varlink_watch_remove, varlink_watch_send

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "duration.h"
+#include "policy-load.h"
 #include "policy.h"
 #include "test-util.h"
 
