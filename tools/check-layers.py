@@ -72,7 +72,7 @@ ORDER = {
         "varlink-conn", "varlink-service", "varlink-server",
     ],
     "bpf": [
-        "creds", "in-task", "task-tags", "vmlinux-min", "inject", "observe", "tags", "task-ns"
+        "creds", "in-task", "task-tags", "vmlinux-min", "inject", "observe", "tags", "task-ns-record", "task-ns",
     ],
     "src/engine": [
         "functions", "hook-alternatives", "inject-error", "kallsyms", "guards", "arg-filters",
