@@ -76,8 +76,8 @@ ORDER = {
     ],
     "src/engine": [
         "functions", "hook-alternatives", "inject-error", "kallsyms", "guards", "arg-filters",
-        "kconfig", "pin", "scope", "scope-device", "scope-tags", "slot-index", "probe",
-        "probe-findings", "engine-internal", "engine-index", "task-ns", "engine", "engine-observe",
+        "kconfig", "pin", "scope", "scope-device", "scope-tags", "slot-index", "probe-findings",
+        "probe", "engine-internal", "engine-index", "task-ns", "engine", "engine-observe",
         "scope-roots", "observe", "site", "adopt", "disarm", "site-cache", "arm", "injectd-engine"
     ],
     "src/daemon": [
@@ -114,7 +114,6 @@ KNOWN = {
     "src/engine/engine-internal.h -> engine",  # includes "engine.h"
     "src/engine/engine.c -> site-cache",  # includes "site-cache.h"; calls engine_set_site_linger, site_cache_free_all
     "src/engine/engine.c -> site",  # includes "site.h"; calls site_kprobe_preload, site_program_free, site_program_probe_fmod_ret
-    "src/engine/probe.c -> probe-findings",  # calls kernel_probe_derive, kernel_probe_record
     "src/engine/site.c -> site-cache",  # includes "site-cache.h"; calls site_cache_held, site_cache_own, site_cache_put (+2)
     "src/engine/task-ns.c -> engine",  # includes "engine.h"
     "src/daemon/authorize.h -> manager",  # includes "manager.h"
