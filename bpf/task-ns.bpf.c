@@ -15,7 +15,7 @@
 #include "vmlinux-min.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
-#include "task-ns.h"
+#include "task-ns-record.h"
 
 char LICENSE[] SEC("license") = "GPL";
 

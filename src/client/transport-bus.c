@@ -10,6 +10,7 @@
 
 #include "duration.h"
 #include "json-build.h"
+#include "json-reader.h"
 #include "json-util.h"
 #include "string-util.h"
 #include "transport-bus.h"

@@ -137,9 +137,7 @@ int transport_reload_policy(Transport *t) {
  * name the daemon refuses, nothing attached, a file gone or not ours to
  * write): the daemon then says the device is not the caller's, and why. */
 static int open_backing_file(const char *device) {
-        char dir[128], path[256], file[4096], ro[8] = {};
-        _cleanup_close_ int fd = -1, rofd = -1;
-        ssize_t n;
+        char dir[128], path[256], file[4096], ro[8];
 
         if (strncmp(device, "/dev/", 5) == 0)
                 device += 5;
@@ -149,17 +147,10 @@ static int open_backing_file(const char *device) {
         /* MAJ:MIN by its link in /sys/dev/block, a name in /sys/block. */
         snprintf(dir, sizeof(dir), strchr(device, ':') ? "/sys/dev/block/%s" : "/sys/block/%s", device);
         snprintf(path, sizeof(path), "%s/loop/backing_file", dir);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
+        if (read_first_line(path, file, sizeof(file)) < 0 || !file[0])
                 return -1;
-        n = read_retry(fd, file, sizeof(file) - 1);
-        if (n <= 0)
-                return -1;
-        file[n] = 0;
-        file[strcspn(file, "\n")] = 0;
         snprintf(path, sizeof(path), "%s/ro", dir);
-        rofd = open(path, O_RDONLY | O_CLOEXEC);
-        if (rofd >= 0 && read_retry(rofd, ro, sizeof(ro) - 1) > 0 && ro[0] == '1')
+        if (read_small_file(path, ro, sizeof(ro)) >= 0 && ro[0] == '1')
                 return open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         return open(file, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 }

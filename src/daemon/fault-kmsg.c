@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "io-util.h"
 #include "fault-kmsg.h"
 #include "fault-stack.h"
 #include "json-util.h"
@@ -55,25 +56,16 @@ static const char *attr_name(const char *function) {
         return function;
 }
 
-/* The first line of a sysfs or procfs file, without its newline; "" if none. */
-static void read_line(const char *path, char *buf, size_t n) {
-        _cleanup_fclose_ FILE *f = fopen(path, "re");
-
-        buf[0] = '\0';
-        if (f && fgets(buf, (int) n, f))
-                buf[strcspn(buf, "\n")] = '\0';
-}
-
 /* dump_stack()'s "Hardware name:", from DMI as the kernel builds it
  * (dmi_setup()): vendor, product, the board when it differs, the BIOS. */
 static void hardware_name(char *buf, size_t n) {
         char vendor[128], product[128], board[128], version[128], date[64];
 
-        read_line("/sys/class/dmi/id/sys_vendor", vendor, sizeof(vendor));
-        read_line("/sys/class/dmi/id/product_name", product, sizeof(product));
-        read_line("/sys/class/dmi/id/board_name", board, sizeof(board));
-        read_line("/sys/class/dmi/id/bios_version", version, sizeof(version));
-        read_line("/sys/class/dmi/id/bios_date", date, sizeof(date));
+        (void) read_first_line("/sys/class/dmi/id/sys_vendor", vendor, sizeof(vendor));
+        (void) read_first_line("/sys/class/dmi/id/product_name", product, sizeof(product));
+        (void) read_first_line("/sys/class/dmi/id/board_name", board, sizeof(board));
+        (void) read_first_line("/sys/class/dmi/id/bios_version", version, sizeof(version));
+        (void) read_first_line("/sys/class/dmi/id/bios_date", date, sizeof(date));
         (void) snprintf(buf, n, "%s %s%s%s, BIOS %s %s", vendor, product, *board && strcmp(board, product) ? "/" : "",
                         *board && strcmp(board, product) ? board : "", version, date);
 }
@@ -135,7 +127,7 @@ int fault_kmsg_write(Manager *m, Injection *inj, const struct inject_event *ev, 
                               attr_name(inj->info.function), (unsigned long long) (s->every ?: 1),
                               s->probability_ppm / (INJECT_PPM / 100), times < 0 ? -1 : times);
         if (inj->kernel_log >= 2 && n < sizeof(rec)) {
-                read_line("/proc/sys/kernel/tainted", taint, sizeof(taint));
+                (void) read_first_line("/proc/sys/kernel/tainted", taint, sizeof(taint));
                 hardware_name(hw, sizeof(hw));
                 if (uname(&u) < 0)
                         u = (struct utsname) {};

@@ -10,14 +10,14 @@
 
 #include <systemd/sd-daemon.h>
 
-#include "bus-api.h"
+#include "bus-manager.h"
 #include "config.h"
 #include "duration.h"
 #include "log.h"
 #include "manager.h"
 #include "privileges.h"
 #include "varlink.h"
-#include "varlink-api.h"
+#include "varlink-manager.h"
 
 #define MAX_POLICY_DIRS 8
 

@@ -15,6 +15,7 @@
 #include "cleanup.h"
 #include "injection-store.h"
 #include "json-build.h"
+#include "json-reader.h"
 #include "json-util.h"
 #include "parse-util.h"
 

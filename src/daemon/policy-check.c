@@ -7,6 +7,7 @@
 #include "duration.h"
 #include "log.h"
 #include "policy-check.h"
+#include "policy-load.h"
 
 void policy_verdict_done(PolicyVerdict *v) {
         free(v->rule);

@@ -15,7 +15,7 @@
 #include "duration.h"
 #include "errno-name.h"
 #include "policy-cgroup.h"
-#include "policy-internal.h"
+#include "policy-model.h"
 
 static const char *const policy_denial_error_table[_POLICY_DENIAL_MAX] = {
         [POLICY_DENIAL_NONE]     = NULL,

@@ -20,7 +20,8 @@
 #include "json-util.h"
 #include "parse-util.h"
 #include "policy-cgroup.h"
-#include "policy-internal.h"
+#include "policy-model.h"
+#include "policy-parse.h"
 
 /* Kernel symbols are at most KSYM_NAME_LEN (512) bytes; a pattern longer
  * than this is a mistake. */
@@ -689,6 +690,13 @@ static int file_parse(FileContext *c, FileRules *ret, json_object **reterr_json)
         return 0;
 }
 
+
+void file_rules_done(FileRules *f) {
+        for (size_t i = 0; i < f->n; i++)
+                policy_rule_free(f->rules[i]);
+        free(f->rules);
+        *f = (FileRules) {};
+}
 
 int policy_file_parse(Policy *p, const char *path, const char *text, size_t len, FileRules *ret,
                       json_object **reterr_json, char **reterr_message, unsigned *reterr_line) {

@@ -11,6 +11,7 @@
 #include <linux/capability.h>
 
 #include "cleanup.h"
+#include "io-util.h"
 #include "log.h"
 #include "process-info.h"
 #include "scope.h"
@@ -152,31 +153,17 @@ static int same_ns_link(pid_t pid, const char *ns) {
         return mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino;
 }
 
-static int read_small(const char *path, char *buf, size_t n) {
-        _cleanup_close_ int fd = -1;
-        ssize_t l;
-
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-        l = read(fd, buf, n - 1);
-        if (l < 0)
-                return negative_errno();
-        buf[l] = 0;
-        return 0;
-}
-
 /* 1 if pid's map file reads as the daemon's own. */
 static int same_map(pid_t pid, const char *map) {
         char mine[512], theirs[512], p[64];
         int r;
 
         snprintf(p, sizeof(p), "/proc/self/%s", map);
-        r = read_small(p, mine, sizeof(mine));
+        r = read_small_file(p, mine, sizeof(mine));
         if (r < 0)
                 return r;
         snprintf(p, sizeof(p), "/proc/%d/%s", (int) pid, map);
-        r = read_small(p, theirs, sizeof(theirs));
+        r = read_small_file(p, theirs, sizeof(theirs));
         if (r < 0)
                 return r;
         return strcmp(mine, theirs) == 0;

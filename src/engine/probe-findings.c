@@ -10,7 +10,7 @@
 
 #include "hook-alternatives.h"
 #include "log.h"
-#include "probe.h"
+#include "probe-findings.h"
 
 static const char *const feature_table[_PROBE_FEATURE_MAX] = {
         [PROBE_BPF] = "bpf",

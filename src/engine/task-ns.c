@@ -13,10 +13,10 @@
 #include "engine-internal.h"
 #include "engine.h"
 #include "io-util.h"
-#include "task-ns.h"
+#include "task-ns-record.h"
 #include "task-ns.skel.h"
 
-_Static_assert(ENGINE_PIDNS_LEVELS == TASK_NS_LEVELS, "engine.h and task-ns.h disagree");
+_Static_assert(ENGINE_PIDNS_LEVELS == TASK_NS_LEVELS, "engine.h and task-ns-record.h disagree");
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct task_ns_bpf *, task_ns_bpf__destroy);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct bpf_link *, bpf_link__destroy);

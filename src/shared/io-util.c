@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +17,31 @@ ssize_t read_retry(int fd, void *buf, size_t n) {
                 if (errno != EINTR)
                         return -errno;
         }
+}
+
+int read_small_file(const char *path, char *buf, size_t size) {
+        int fd;
+        ssize_t n;
+
+        buf[0] = 0;
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        n = read_retry(fd, buf, size - 1);
+        close(fd);
+        if (n < 0)
+                return (int) n;
+        buf[n] = 0;
+        return 0;
+}
+
+int read_first_line(const char *path, char *buf, size_t size) {
+        int r = read_small_file(path, buf, size);
+
+        if (r < 0)
+                return r;
+        buf[strcspn(buf, "\n")] = 0;
+        return 0;
 }
 
 int file_replace(const char *path, int (*fill)(FILE *f, void *userdata), void *userdata) {

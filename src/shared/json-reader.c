@@ -718,3 +718,8 @@ int json_positions_member(const JsonPositions *p, json_object *object, const cha
         }
         return -ENOENT;
 }
+
+int json_parse_strict(const char *buf, size_t len, JsonParseFlags flags, json_object **ret) {
+        /* The one strict reader, without positions. */
+        return json_read(buf, len, (flags & JSON_PARSE_OBJECT) ? JSON_READ_OBJECT : 0, ret, NULL, NULL);
+}

@@ -59,6 +59,21 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(JsonPositions *, json_positions_free)
 int json_read(const char *text, size_t len, JsonReadFlags flags,
               json_object **ret, JsonPositions **ret_positions, JsonReadError *reterr);
 
+typedef enum JsonParseFlags {
+        JSON_PARSE_OBJECT = 1 << 0, /* the top-level value must be an object */
+} JsonParseFlags;
+
+/* json_read() without positions or messages: exactly one
+ * JSON value from buf[0..len), which need not be NUL-terminated, strict as
+ * RFC 8259 and refusing duplicate keys, NUL bytes, nesting deeper than
+ * JSON_DEPTH_MAX, invalid UTF-8 and integers outside [INT64_MIN,
+ * UINT64_MAX] (which json-c would silently clamp). A top-level "null"
+ * gives *ret == NULL unless JSON_PARSE_OBJECT is set. Returns 0 and a new
+ * reference in *ret; -EBADMSG for malformed input, -ERANGE for an integer
+ * out of range, -EINVAL if JSON_PARSE_OBJECT is set and the value is not an
+ * object, -E2BIG if len exceeds what json-c takes (INT32_MAX), -ENOMEM. */
+int json_parse_strict(const char *buf, size_t len, JsonParseFlags flags, json_object **ret);
+
 /* These return 0 and the position, or -ENOENT if the document has no such
  * thing (or obj is not a container of it). */
 

@@ -4,13 +4,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "json-reader.h"
 #include "json-util.h"
-
-int json_parse_strict(const char *buf, size_t len, JsonParseFlags flags, json_object **ret) {
-        /* The one strict reader, without positions. */
-        return json_read(buf, len, (flags & JSON_PARSE_OBJECT) ? JSON_READ_OBJECT : 0, ret, NULL, NULL);
-}
 
 /* Looks up key, or takes obj itself for key == NULL, treating null as
  * missing and checking the type. */

@@ -270,6 +270,38 @@ int varlink_error_invalid_parameter(VarlinkConn *c, const char *name) {
         return conn_error_string(c, VARLINK_ERROR_INVALID_PARAMETER, "parameter", name);
 }
 
+/* Answers a call to a method that is not bound: MethodNotImplemented,
+ * MethodNotFound or InterfaceNotFound. */
+static int conn_route_unbound(VarlinkConn *c, const char *method) {
+        VarlinkServer *s = c->server;
+        const char *dot = strrchr(method, '.');
+        size_t n = dot - method;
+        _cleanup_free_ char *interface = NULL;
+        Interface *i;
+
+        if (n == strlen(SERVICE_INTERFACE) && memcmp(method, SERVICE_INTERFACE, n) == 0)
+                return conn_error_string(c, VARLINK_ERROR_METHOD_NOT_FOUND, "method", method);
+
+        i = methods_find_interface(s, method, n);
+        if (i) {
+                for (char **m = i->methods; m && *m; m++)
+                        if (strcmp(*m, dot + 1) == 0)
+                                return conn_error_string(c, VARLINK_ERROR_METHOD_NOT_IMPLEMENTED, "method", method);
+                return conn_error_string(c, VARLINK_ERROR_METHOD_NOT_FOUND, "method", method);
+        }
+
+        /* Methods may be bound without a registered description. */
+        for (size_t k = 0; k < s->n_methods; k++)
+                if (strncmp(s->methods[k].name, method, n + 1) == 0 &&
+                    strrchr(s->methods[k].name, '.') == s->methods[k].name + n)
+                        return conn_error_string(c, VARLINK_ERROR_METHOD_NOT_FOUND, "method", method);
+
+        interface = strndup(method, n);
+        if (!interface)
+                return -ENOMEM;
+        return conn_error_string(c, VARLINK_ERROR_INTERFACE_NOT_FOUND, "interface", interface);
+}
+
 /* Parses one message and calls its handler. Returns < 0 if the connection
  * must be closed: a protocol violation (-EBADMSG) or a failed handler. */
 static int conn_dispatch(VarlinkConn *c, const char *text, size_t len) {
@@ -285,7 +317,7 @@ static int conn_dispatch(VarlinkConn *c, const char *text, size_t len) {
         c->call_flags = call.flags;
         c->last_active_usec = now_usec(CLOCK_MONOTONIC);
 
-        m = server_find_method(c->server, call.method);
+        m = methods_find(c->server, call.method);
         if (c->call_fds.n > (m ? m->fds_max : 0))
                 /* Not what this method takes: refused before its handler
                  * runs, and closed with the call (conn_process()). */
@@ -294,14 +326,10 @@ static int conn_dispatch(VarlinkConn *c, const char *text, size_t len) {
                 /* We have no method that hands the connection over to
                  * another protocol. */
                 r = varlink_error_invalid_parameter(c, "upgrade");
-        else if (strcmp(call.method, SERVICE_INTERFACE ".GetInfo") == 0)
-                r = service_get_info(c, call.parameters);
-        else if (strcmp(call.method, SERVICE_INTERFACE ".GetInterfaceDescription") == 0)
-                r = service_get_interface_description(c, call.parameters);
         else if (m)
                 r = m->callback(c, call.parameters, c->call_flags, m->userdata);
         else
-                r = service_route_unbound(c, call.method);
+                r = conn_route_unbound(c, call.method);
 
         if (c->call_flags & VARLINK_METHOD_ONEWAY) {
                 /* A oneway call ends with its handler. */

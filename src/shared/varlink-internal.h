@@ -3,10 +3,13 @@
 
 /* What the parts of the Varlink implementation share, and nobody else:
  * varlink-protocol.c (buffers, message framing and parsing),
- * varlink-server.c (the server object, listening, accepting),
- * varlink-conn.c (one server connection: reading, dispatching, answering),
- * varlink-service.c (org.varlink.service and routing what is not bound)
- * and varlink-client.c. */
+ * varlink-methods.c (the server's table of interfaces and methods),
+ * varlink-conn.c (one server connection: reading, dispatching, answering,
+ * and the errors for calls to what is not bound),
+ * varlink-service.c (org.varlink.service, bound as ordinary methods),
+ * varlink-server.c (the server object, listening, accepting)
+ * and varlink-client.c. Calls run down that list, never up it
+ * (tools/check-layers.py). */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -201,9 +204,14 @@ struct VarlinkConn {
         void *userdata;
 };
 
+/* varlink-methods.c: the server's table of interfaces and methods. */
+
 /* The interface called name[0..n), or NULL. */
-Interface *server_find_interface(VarlinkServer *s, const char *name, size_t n);
-Method *server_find_method(VarlinkServer *s, const char *name);
+Interface *methods_find_interface(VarlinkServer *s, const char *name, size_t n);
+/* The method bound as name, or NULL. */
+Method *methods_find(VarlinkServer *s, const char *name);
+/* Binds name (a valid qualified name, not yet bound: -EEXIST) to callback. */
+int methods_add(VarlinkServer *s, const char *name, unsigned fds_max, VarlinkMethodFn callback, void *userdata);
 
 /* A connection on fd (which it owns from then on, unless this fails), on
  * s's event loop and in its list, which holds a reference. *ret borrows. */
@@ -214,13 +222,9 @@ int conn_new(VarlinkServer *s, int fd, const struct ucred *ucred, VarlinkConn **
  * reference. */
 void conn_disconnect(VarlinkConn *c);
 
-/* org.varlink.service.GetInfo and GetInterfaceDescription. */
-int service_get_info(VarlinkConn *c, json_object *parameters);
-int service_get_interface_description(VarlinkConn *c, json_object *parameters);
-
-/* Answers a call to a method that is not bound: MethodNotImplemented,
- * MethodNotFound or InterfaceNotFound. */
-int service_route_unbound(VarlinkConn *c, const char *method);
+/* varlink-service.c: binds org.varlink.service.GetInfo and
+ * GetInterfaceDescription on s, as ordinary methods. */
+int service_bind(VarlinkServer *s);
 
 /* An error whose parameters are one string, {key: value}. */
 int conn_error_string(VarlinkConn *c, const char *error_name, const char *key, const char *value);

@@ -76,6 +76,13 @@ int varlink_server_new(sd_event *e, const VarlinkServerInfo *info, VarlinkServer
                 return -ENOMEM;
         }
 
+        /* GetInfo and GetInterfaceDescription, bound like any method. */
+        r = service_bind(s);
+        if (r < 0) {
+                varlink_server_free(s);
+                return r;
+        }
+
         *ret = s;
         return 0;
 }
@@ -116,20 +123,6 @@ VarlinkServer *varlink_server_free(VarlinkServer *s) {
         return NULL;
 }
 
-Interface *server_find_interface(VarlinkServer *s, const char *name, size_t n) {
-        for (size_t i = 0; i < s->n_interfaces; i++)
-                if (strlen(s->interfaces[i].name) == n && memcmp(s->interfaces[i].name, name, n) == 0)
-                        return &s->interfaces[i];
-        return NULL;
-}
-
-Method *server_find_method(VarlinkServer *s, const char *name) {
-        for (size_t i = 0; i < s->n_methods; i++)
-                if (strcmp(s->methods[i].name, name) == 0)
-                        return &s->methods[i];
-        return NULL;
-}
-
 int varlink_server_add_interface(VarlinkServer *s, const char *name, const char *description) {
         _cleanup_(strv_freep) char **methods = NULL;
         _cleanup_free_ char *declared = NULL, *n = NULL, *d = NULL;
@@ -138,7 +131,7 @@ int varlink_server_add_interface(VarlinkServer *s, const char *name, const char 
 
         if (!s || !varlink_interface_name_is_valid(name) || !description)
                 return -EINVAL;
-        if (strcmp(name, SERVICE_INTERFACE) == 0 || server_find_interface(s, name, strlen(name)))
+        if (strcmp(name, SERVICE_INTERFACE) == 0 || methods_find_interface(s, name, strlen(name)))
                 return -EEXIST;
 
         r = varlink_idl_parse(description, &declared, &methods, NULL);
@@ -172,31 +165,12 @@ int varlink_server_bind_method(VarlinkServer *s, const char *method, VarlinkMeth
 
 int varlink_server_bind_method_fds(VarlinkServer *s, const char *method, unsigned fds_max, VarlinkMethodFn callback,
                                    void *userdata) {
-        _cleanup_free_ char *n = NULL;
-        Method *p;
-
         if (!s || !callback || !varlink_qualified_name_is_valid(method) || fds_max > VARLINK_MESSAGE_FDS_MAX)
                 return -EINVAL;
+        /* org.varlink.service is the server's own (varlink-service.c). */
         if (strncmp(method, SERVICE_INTERFACE ".", strlen(SERVICE_INTERFACE ".")) == 0)
                 return -EINVAL;
-        if (server_find_method(s, method))
-                return -EEXIST;
-
-        n = strdup(method);
-        if (!n)
-                return -ENOMEM;
-
-        p = reallocarray(s->methods, s->n_methods + 1, sizeof(*p));
-        if (!p)
-                return -ENOMEM;
-        s->methods = p;
-        s->methods[s->n_methods++] = (Method) {
-                .name = TAKE_PTR(n),
-                .callback = callback,
-                .userdata = userdata,
-                .fds_max = fds_max,
-        };
-        return 0;
+        return methods_add(s, method, fds_max, callback, userdata);
 }
 
 int varlink_server_set_connect_callback(VarlinkServer *s, VarlinkConnectFn callback, void *userdata) {

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 
-/* org.varlink.service, which every Varlink service answers: GetInfo,
- * GetInterfaceDescription, and the errors for calls to methods that are
- * not bound. */
+/* org.varlink.service, which every Varlink service answers: GetInfo and
+ * GetInterfaceDescription, bound on each server like any other method
+ * (the errors for calls to methods that are not bound are the
+ * connection's, varlink-conn.c). */
 
 #include <errno.h>
 #include <stdlib.h>
@@ -46,7 +47,7 @@ static const char service_description[] =
         "# The method must be called with \"more\".\n"
         "error ExpectedMore ()\n";
 
-int service_get_info(VarlinkConn *c, json_object *parameters) {
+static int service_get_info(VarlinkConn *c, json_object *parameters, VarlinkMethodFlags flags, void *userdata) {
         static const char *const allowed[] = { NULL };
         _cleanup_json_ json_object *reply = NULL;
         VarlinkServer *s = c->server;
@@ -82,7 +83,8 @@ int service_get_info(VarlinkConn *c, json_object *parameters) {
         return varlink_reply(c, reply);
 }
 
-int service_get_interface_description(VarlinkConn *c, json_object *parameters) {
+static int service_get_interface_description(VarlinkConn *c, json_object *parameters, VarlinkMethodFlags flags,
+                                             void *userdata) {
         static const char *const allowed[] = { "interface", NULL };
         _cleanup_json_ json_object *reply = NULL;
         const char *unknown, *name, *description;
@@ -96,7 +98,7 @@ int service_get_interface_description(VarlinkConn *c, json_object *parameters) {
 
         if (strcmp(name, SERVICE_INTERFACE) == 0)
                 description = service_description;
-        else if ((i = server_find_interface(c->server, name, strlen(name))))
+        else if ((i = methods_find_interface(c->server, name, strlen(name))))
                 description = i->description;
         else
                 return conn_error_string(c, VARLINK_ERROR_INTERFACE_NOT_FOUND, "interface", name);
@@ -111,33 +113,12 @@ int service_get_interface_description(VarlinkConn *c, json_object *parameters) {
         return varlink_reply(c, reply);
 }
 
-int service_route_unbound(VarlinkConn *c, const char *method) {
-        VarlinkServer *s = c->server;
-        const char *dot = strrchr(method, '.');
-        size_t n = dot - method;
-        _cleanup_free_ char *interface = NULL;
-        Interface *i;
+int service_bind(VarlinkServer *s) {
+        int r;
 
-        if (n == strlen(SERVICE_INTERFACE) && memcmp(method, SERVICE_INTERFACE, n) == 0)
-                return conn_error_string(c, VARLINK_ERROR_METHOD_NOT_FOUND, "method", method);
-
-        i = server_find_interface(s, method, n);
-        if (i) {
-                for (char **m = i->methods; m && *m; m++)
-                        if (strcmp(*m, dot + 1) == 0)
-                                return conn_error_string(c, VARLINK_ERROR_METHOD_NOT_IMPLEMENTED, "method", method);
-                return conn_error_string(c, VARLINK_ERROR_METHOD_NOT_FOUND, "method", method);
-        }
-
-        /* Methods may be bound without a registered description. */
-        for (size_t k = 0; k < s->n_methods; k++)
-                if (strncmp(s->methods[k].name, method, n + 1) == 0 &&
-                    strrchr(s->methods[k].name, '.') == s->methods[k].name + n)
-                        return conn_error_string(c, VARLINK_ERROR_METHOD_NOT_FOUND, "method", method);
-
-        interface = strndup(method, n);
-        if (!interface)
-                return -ENOMEM;
-        return conn_error_string(c, VARLINK_ERROR_INTERFACE_NOT_FOUND, "interface", interface);
+        r = methods_add(s, SERVICE_INTERFACE ".GetInfo", 0, service_get_info, NULL);
+        if (r < 0)
+                return r;
+        return methods_add(s, SERVICE_INTERFACE ".GetInterfaceDescription", 0, service_get_interface_description,
+                           NULL);
 }
-

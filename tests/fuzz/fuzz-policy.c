@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 
-/* The policy loader (src/daemon/policy.c) on files it did not write: the
+/* The policy loader (src/daemon/policy-load.c) on files it did not write: the
  * input is up to four policy files, separated by lines that hold only
  * "%%", written into a private directory as 10.json, 20.json... and loaded
  * with policy_load() exactly as the daemon loads /etc/injectd/policy.d, so
@@ -15,6 +15,7 @@
 #include "errno-name.h"
 #include "fuzz.h"
 #include "policy-cgroup.h"
+#include "policy-load.h"
 #include "policy.h"
 
 #define FILES_MAX 4

@@ -9,6 +9,7 @@
 
 #include "fuzz.h"
 #include "fuzz-request.h"
+#include "json-reader.h"
 #include "json-util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

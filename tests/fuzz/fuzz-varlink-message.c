@@ -10,6 +10,7 @@
 #include <errno.h>
 
 #include "fuzz.h"
+#include "json-reader.h"
 #include "json-util.h"
 #include "utf8.h"
 #include "varlink.h"

@@ -2,7 +2,8 @@
 /* file_replace(): the report writer of explore, sweep and --report. The
  * attack it stops: another user plants a symlink at the path a report is
  * written to (/tmp/report.html -> a file of the victim's), and the victim's
- * injectctl writes through it. */
+ * injectctl writes through it. And read_small_file()/read_first_line(),
+ * the one reader of sysfs and procfs values. */
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -73,6 +74,26 @@ int main(void) {
 
         /* A directory that is not there: an error, nothing created. */
         ASSERT_EQ(file_replace("/nonexistent-dir/report.json", fill_text, "x"), -ENOENT);
+
+        /* A small file's start, and its first line; cut to the buffer; ""
+         * for a file that is not there. */
+        {
+                char buf[8];
+
+                ASSERT_EQ(file_replace(path, fill_text, "loop0\nmore\n"), 0);
+                ASSERT_EQ(read_small_file(path, buf, sizeof(buf)), 0);
+                ASSERT_STREQ(buf, "loop0\nm");
+                ASSERT_EQ(read_first_line(path, buf, sizeof(buf)), 0);
+                ASSERT_STREQ(buf, "loop0");
+                ASSERT_EQ(file_replace(path, fill_text, "0123456789\n"), 0);
+                ASSERT_EQ(read_first_line(path, buf, sizeof(buf)), 0);
+                ASSERT_STREQ(buf, "0123456");
+                ASSERT_EQ(file_replace(path, fill_text, ""), 0);
+                ASSERT_EQ(read_first_line(path, buf, sizeof(buf)), 0);
+                ASSERT_STREQ(buf, "");
+                ASSERT_EQ(read_first_line("/nonexistent-dir/x", buf, sizeof(buf)), -ENOENT);
+                ASSERT_STREQ(buf, "");
+        }
 
         unlink(path);
         unlink(victim);

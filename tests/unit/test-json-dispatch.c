@@ -4,6 +4,7 @@
 #include <stddef.h>
 
 #include "json-dispatch.h"
+#include "json-reader.h"
 #include "json-util.h"
 #include "scope-kind.h"
 #include "test-util.h"

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 
+#include "json-reader.h"
 #include "json-util.h"
 #include "test-util.h"
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "policy-cgroup.h"
+#include "policy-load.h"
 #include "policy.h"
 #include "test-util.h"
 

@@ -43,6 +43,7 @@
 #include <json-c/json.h>
 #include <systemd/sd-bus.h>
 
+#include "json-reader.h"
 #include "json-util.h"
 #include "varlink.h"
 

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json-reader.h"
 #include "json-util.h"
 #include "varlink-idl.h"
 #include "varlink.h"

@@ -4,9 +4,8 @@
  * injected fault. Only its owner and root see it, and its signals go to its
  * owner only. The changing properties send no PropertiesChanged (a
  * broadcast would show them to everyone): they say so in introspection.
- *
- * Here too is what D-Bus keeps per injection: its requester's unique name,
- * followed with NameOwnerChanged unless it detached, and the rate limit. */
+ * What D-Bus keeps per injection (its owner, the rate limit) is
+ * bus-owner.c's. */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -14,145 +13,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bus-api.h"
+#include "bus-call.h"
+#include "bus-injection.h"
+#include "bus-owner.h"
+#include "bus-util.h"
 #include "errno-name.h"
 #include "log.h"
+#include "manager.h"
 
 #define INJECTION_PREFIX "/org/injectd/Injector1/injection"
 #define INJECTION_IFACE "org.injectd.Injector1.Injection"
 
-struct BusInjection {
-        BusInjection *next;
-        BusApi *api;
-        uint64_t id;
-        char *owner_name;               /* the requester's unique name, NULL: not a D-Bus one */
-        sd_bus_slot *name_watch;        /* NameOwnerChanged of owner_name */
-
-        uint64_t rl_window;             /* Fault signal rate limit: second, count, dropped */
-        unsigned rl_count;
-        unsigned rl_dropped;
-};
-
-static BusInjection *record_free(BusInjection *r) {
-        if (!r)
-                return NULL;
-        sd_bus_slot_unref(r->name_watch);
-        free(r->owner_name);
-        free(r);
-        return NULL;
-}
-
-static BusInjection *record_find(BusApi *b, uint64_t id) {
-        for (BusInjection *r = b->injections; r; r = r->next)
-                if (r->id == id)
-                        return r;
-        return NULL;
-}
-
-static BusInjection *record_get(BusApi *b, uint64_t id) {
-        BusInjection *r = record_find(b, id);
-
-        if (r)
-                return r;
-        r = calloc(1, sizeof(*r));
-        if (!r)
-                return NULL;
-        *r = (BusInjection) { .api = b, .id = id, .next = b->injections };
-        b->injections = r;
-        return r;
-}
-
-static void record_remove(BusApi *b, BusInjection *r) {
-        for (BusInjection **pp = &b->injections; *pp; pp = &(*pp)->next)
-                if (*pp == r) {
-                        *pp = r->next;
-                        break;
-                }
-        record_free(r);
-}
-
-void bus_injections_free(BusApi *b) {
-        while (b->injections)
-                record_remove(b, b->injections);
-}
-
 const char *bus_injection_path(const Injection *inj, char buf[static BUS_INJECTION_PATH_MAX]) {
         snprintf(buf, BUS_INJECTION_PATH_MAX, INJECTION_PREFIX "/_%s", inj->id_str);
         return buf;
-}
-
-const char *bus_injection_owner(BusApi *b, const Injection *inj) {
-        BusInjection *r = record_find(b, inj->id);
-
-        return r ? r->owner_name : NULL;
-}
-
-static int on_name_owner_changed(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        BusInjection *rec = userdata;
-        Manager *m = rec->api->manager;
-        Injection *inj;
-
-        if (!bus_name_vanished(msg))
-                return 0;
-        inj = manager_find(m, rec->id);
-        if (inj)
-                manager_owner_gone(m, inj);
-        return 0;
-}
-
-bool bus_owner_gone(Manager *m, const Caller *c, void *owner, void *userdata) {
-        BusApi *b = userdata;
-
-        return c->bus_name && sd_bus_get_name_creds(b->bus, c->bus_name, 0, NULL) < 0;
-}
-
-/* The requester's name, for its signals, and unless the injection detached
- * a watch on it: the injection ends when the name goes. After a restart the
- * name is the one recorded, and the requester may still hold it. */
-int bus_owner_track(Manager *m, Injection *inj, const Caller *c, void *owner, void *userdata) {
-        BusApi *b = userdata;
-        BusInjection *rec;
-        int r;
-
-        if (!c->bus_name)
-                return 0;
-        rec = record_get(b, inj->id);
-        if (!rec)
-                return -ENOMEM;
-        free(rec->owner_name);
-        rec->owner_name = strdup(c->bus_name);
-        if (!rec->owner_name)
-                return -ENOMEM;
-        if (inj->detach)
-                return 1;
-        r = bus_watch_name(b->bus, rec->owner_name, &rec->name_watch, on_name_owner_changed, rec);
-        return r < 0 ? r : 1;
-}
-
-const Caller *bus_current_caller(BusApi *b, sd_bus *bus) {
-        sd_bus_message *m = sd_bus_get_current_message(bus);
-        const char *sender = m ? sd_bus_message_get_sender(m) : NULL;
-        uint64_t cookie;
-
-        if (!sender || sd_bus_message_get_cookie(m, &cookie) < 0)
-                return NULL;
-        /* Unique names are never reused on a bus, and a sender's cookies
-         * only grow: (sender, cookie) names this one message. */
-        if (!b->seen_sender || cookie != b->seen_cookie || strcmp(sender, b->seen_sender) != 0) {
-                Caller c;
-
-                bus_api_forget_caller(b);
-                if (caller_from_bus(m, &c) < 0)
-                        return NULL;
-                b->seen_sender = strdup(sender);
-                if (!b->seen_sender) {
-                        caller_done(&c);
-                        return NULL;
-                }
-                b->seen_cookie = cookie;
-                b->seen_caller = c;
-        }
-        return &b->seen_caller;
 }
 
 /* The object of an injection the sender may not see does not exist for it:
@@ -161,12 +35,6 @@ static bool current_caller_may_see(BusApi *b, sd_bus *bus, Injection *inj) {
         const Caller *c = bus_current_caller(b, bus);
 
         return c && manager_may_see(inj->manager, c, inj);
-}
-
-void bus_api_forget_caller(BusApi *b) {
-        free(b->seen_sender);
-        b->seen_sender = NULL;
-        caller_done(&b->seen_caller);
 }
 
 static int find_injection(sd_bus *bus, const char *path, const char *interface, void *userdata, void **found,
@@ -301,7 +169,7 @@ int bus_injection_register(BusApi *b) {
 /* At most BUS_FAULT_SIGNALS_PER_SEC Fault signals per second per
  * injection; the rest are counted and reported in one FaultsSuppressed. */
 void bus_injection_fault(BusApi *b, Injection *inj, const struct inject_event *ev, const char *comm) {
-        BusInjection *rec = record_get(b, inj->id);
+        BusOwner *rec = bus_owner_get(b, inj->id);
         uint64_t second = ev->time_ns / 1000000000ULL;
         char path[BUS_INJECTION_PATH_MAX];
 
@@ -310,7 +178,7 @@ void bus_injection_fault(BusApi *b, Injection *inj, const struct inject_event *e
         bus_injection_path(inj, path);
         if (second != rec->rl_window) {
                 if (rec->rl_dropped)
-                        (void) bus_emit_to_owner(b, inj, path, INJECTION_IFACE, "FaultsSuppressed", "u",
+                        (void) bus_owner_emit(b, inj, path, INJECTION_IFACE, "FaultsSuppressed", "u",
                                                  rec->rl_dropped);
                 rec->rl_window = second;
                 rec->rl_count = 0;
@@ -320,24 +188,17 @@ void bus_injection_fault(BusApi *b, Injection *inj, const struct inject_event *e
                 rec->rl_dropped++;
                 return;
         }
-        (void) bus_emit_to_owner(b, inj, path, INJECTION_IFACE, "Fault", "tuusx", (uint64_t) ev->time_ns,
+        (void) bus_owner_emit(b, inj, path, INJECTION_IFACE, "Fault", "tuusx", (uint64_t) ev->time_ns,
                                  (uint32_t) ev->pid, (uint32_t) ev->tgid, comm, (int64_t) ev->retval);
 }
 
 void bus_injection_removed(BusApi *b, Injection *inj) {
-        BusInjection *rec = record_find(b, inj->id);
+        BusOwner *rec = bus_owner_find(b, inj->id);
         char path[BUS_INJECTION_PATH_MAX];
 
         /* What the rate limit held back is not lost with the injection. */
         if (rec && rec->rl_dropped)
-                (void) bus_emit_to_owner(b, inj, bus_injection_path(inj, path), INJECTION_IFACE,
+                (void) bus_owner_emit(b, inj, bus_injection_path(inj, path), INJECTION_IFACE,
                                          "FaultsSuppressed", "u", rec->rl_dropped);
 }
 
-/* After the InjectionRemoved signal, which still goes to the owner. */
-void bus_injection_forget(BusApi *b, Injection *inj) {
-        BusInjection *rec = record_find(b, inj->id);
-
-        if (rec)
-                record_remove(b, rec);
-}

@@ -11,8 +11,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bus-spec.h"
-#include "bus-api.h"
+#include "bus-call.h"
+#include "bus-injection.h"
+#include "bus-manager.h"
+#include "bus-observe.h"
+#include "bus-owner.h"
+#include "bus-requester.h"
+#include "bus-subscribers.h"
+#include "bus-util.h"
 #include "cleanup.h"
 #include "json-build.h"
 #include "json-util.h"
@@ -23,43 +29,12 @@
 #define BUS_PATH "/org/injectd/Injector1"
 #define BUS_MANAGER_IFACE "org.injectd.Injector1.Manager"
 
-int bus_reply_inject_error(sd_bus_message *m, const InjectError *err) {
-        char name[128];
-
-        snprintf(name, sizeof(name), BUS_ERROR_PREFIX "%s", err->name ?: INJECT_ERROR_INVALID_ARGUMENT);
-        return sd_bus_reply_method_errorf(m, name, "%s", err->message);
-}
-
-int bus_set_inject_error(sd_bus_error *error, const InjectError *err) {
-        char name[128];
-
-        snprintf(name, sizeof(name), BUS_ERROR_PREFIX "%s", err->name ?: INJECT_ERROR_INVALID_ARGUMENT);
-        return sd_bus_error_setf(error, name, "%s", err->message);
-}
-
 static int reply_json(sd_bus_message *m, json_object *o) {
         return sd_bus_reply_method_return(m, "s", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 }
 
-/* An Inject, Cancel or ReloadPolicy call being decided: the call, to
- * answer, and its requester's record (a reference), which it lets go of
- * with its answer. */
-typedef struct BusInjectCall {
-        sd_bus_message *message;
-        BusRequester *requester;
-} BusInjectCall;
-
-static BusInjectCall *inject_call_free(BusInjectCall *call) {
-        if (!call)
-                return NULL;
-        sd_bus_message_unref(call->message);
-        bus_requester_unref(call->requester);
-        free(call);
-        return NULL;
-}
-
 static void on_inject_done(Manager *mgr, Injection *inj, const InjectError *err, void *userdata) {
-        BusInjectCall *call = userdata;
+        BusCall *call = userdata;
         char path[BUS_INJECTION_PATH_MAX];
 
         if (!inj)
@@ -67,35 +42,7 @@ static void on_inject_done(Manager *mgr, Injection *inj, const InjectError *err,
         else
                 (void) sd_bus_reply_method_return(call->message, "sot", inj->id_str, bus_injection_path(inj, path),
                                                   inj->expires_usec);
-        inject_call_free(call);
-}
-
-/* The requester's record, or NULL when it cannot be followed (the bus
- * refused another match): the request then goes on, and only
- * OwnerTracker.gone, after polkit, notices a requester that left. */
-static BusRequester *inject_requester(BusApi *b, sd_bus_message *m) {
-        const char *sender = sd_bus_message_get_sender(m);
-        BusRequester *rq = NULL;
-        int r;
-
-        if (!sender)
-                return NULL;
-        r = bus_requester_get(b, sender, &rq);
-        if (r < 0) {
-                log_debug_errno(r, "Cannot follow requester '%s' while polkit decides, ignoring: %m", sender);
-                return NULL;
-        }
-        return rq;
-}
-
-int bus_read_request(sd_bus_message *m, json_object **ret, int fds[static REQUEST_FDS_MAX], size_t *ret_n_fds,
-                     sd_bus_error *error) {
-        int r = bus_read_inject_spec(m, ret, fds, ret_n_fds, error);
-
-        if (r < 0 && !sd_bus_error_is_set(error))
-                return sd_bus_error_setf(error, BUS_ERROR_PREFIX INJECT_ERROR_INVALID_ARGUMENT,
-                                         "Malformed request: %s", strerror(-r));
-        return r;
+        bus_call_free(call);
 }
 
 static int method_inject(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -103,7 +50,7 @@ static int method_inject(sd_bus_message *m, void *userdata, sd_bus_error *error)
         _cleanup_(bus_requester_unrefp) BusRequester *rq = NULL;
         BusApi *b = userdata;
         Manager *mgr = b->manager;
-        BusInjectCall *call;
+        BusCall *call;
         int fds[REQUEST_FDS_MAX];
         size_t n_fds = 0;
         Caller c;
@@ -126,72 +73,23 @@ static int method_inject(sd_bus_message *m, void *userdata, sd_bus_error *error)
                 }
         }
 
-        call = calloc(1, sizeof(*call));
-        if (!call) {
-                caller_done(&c);
-                return -ENOMEM;
-        }
         /* The requester's record is the request's owner: when the name
          * goes, the request no longer waits for polkit. rq is held here
          * too, as the answer (maybe given before manager_inject() returns)
          * drops the call's reference. */
-        rq = inject_requester(b, m);
-        *call = (BusInjectCall) { .message = sd_bus_message_ref(m), .requester = bus_requester_ref(rq) };
+        r = bus_call_new(b, m, &call);
+        if (r < 0) {
+                caller_done(&c);
+                return r;
+        }
+        rq = bus_requester_ref(call->requester);
         r = manager_inject(mgr, &c, spec, fds, n_fds, rq, on_inject_done, call, NULL);
         caller_done(&c);
         if (r < 0) {
-                inject_call_free(call);
+                bus_call_free(call);
                 return r;
         }
         /* It had gone before its name was watched. */
-        bus_requester_check_gone(rq);
-        return 1;
-}
-
-void bus_reply_done(Manager *mgr, const InjectError *err, void *userdata) {
-        sd_bus_message *m = userdata;
-
-        if (err)
-                (void) bus_reply_inject_error(m, err);
-        else
-                (void) sd_bus_reply_method_return(m, NULL);
-        sd_bus_message_unref(m);
-}
-
-static void on_manage_done(Manager *mgr, const InjectError *err, void *userdata) {
-        BusInjectCall *call = userdata;
-
-        bus_reply_done(mgr, err, sd_bus_message_ref(call->message));
-        inject_call_free(call);
-}
-
-int bus_call_manage(BusApi *b, sd_bus_message *m, Manager *mgr, const char *id, sd_bus_error *error) {
-        _cleanup_(bus_requester_unrefp) BusRequester *rq = NULL;
-        bool interactive = sd_bus_message_get_allow_interactive_authorization(m) > 0;
-        BusInjectCall *call;
-        Caller c;
-        int r;
-
-        r = caller_from_bus(m, &c);
-        if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "Cannot identify the caller: %m");
-        call = calloc(1, sizeof(*call));
-        if (!call) {
-                caller_done(&c);
-                return -ENOMEM;
-        }
-        /* As Inject's: a call waiting for polkit ends with its requester. */
-        rq = b ? inject_requester(b, m) : NULL;
-        *call = (BusInjectCall) { .message = sd_bus_message_ref(m), .requester = bus_requester_ref(rq) };
-        if (id)
-                r = manager_cancel(mgr, &c, id, interactive, rq, on_manage_done, call);
-        else
-                r = manager_reload_policy_as(mgr, &c, interactive, rq, on_manage_done, call);
-        caller_done(&c);
-        if (r < 0) {
-                inject_call_free(call);
-                return r;
-        }
         bus_requester_check_gone(rq);
         return 1;
 }
@@ -332,51 +230,10 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_END
 };
 
-/* Signals about an injection go to its owner and to the subscribers who
- * may see it (its own user's, and root's) only: pids and comms of one
- * user's processes are not for other users. An owner on Varlink follows
- * its injections with Watch instead. */
-static int emit_one(BusApi *b, const char *destination, const char *path, const char *iface, const char *member,
-                    const char *types, va_list ap) {
-        sd_bus_message *msg = NULL;
-        va_list aq;
-        int r;
-
-        r = sd_bus_message_new_signal(b->bus, &msg, path, iface, member);
-        if (r >= 0)
-                r = sd_bus_message_set_destination(msg, destination);
-        if (r >= 0) {
-                va_copy(aq, ap);
-                r = sd_bus_message_appendv(msg, types, aq);
-                va_end(aq);
-        }
-        if (r >= 0)
-                r = sd_bus_send(b->bus, msg, NULL);
-        sd_bus_message_unref(msg);
-        return r;
-}
-
-int bus_emit_to_owner(BusApi *b, Injection *inj, const char *path, const char *iface, const char *member,
-                      const char *types, ...) {
-        const char *owner = bus_injection_owner(b, inj);
-        BusSubscriber *iter = NULL;
-        const char *name;
-        va_list ap;
-        int r = 0;
-
-        va_start(ap, types);
-        if (owner)
-                r = emit_one(b, owner, path, iface, member, types, ap);
-        while ((name = bus_subscriber_next(b, inj, &iter)))
-                (void) emit_one(b, name, path, iface, member, types, ap);
-        va_end(ap);
-        return r;
-}
-
 static void on_added(Manager *m, Injection *inj, void *userdata) {
         char path[BUS_INJECTION_PATH_MAX];
 
-        (void) bus_emit_to_owner(userdata, inj, BUS_PATH, BUS_MANAGER_IFACE, "InjectionAdded", "so", inj->id_str,
+        (void) bus_owner_emit(userdata, inj, BUS_PATH, BUS_MANAGER_IFACE, "InjectionAdded", "so", inj->id_str,
                                  bus_injection_path(inj, path));
 }
 
@@ -384,9 +241,10 @@ static void on_removed(Manager *m, Injection *inj, RemoveReason reason, void *us
         char path[BUS_INJECTION_PATH_MAX];
 
         bus_injection_removed(userdata, inj);
-        (void) bus_emit_to_owner(userdata, inj, BUS_PATH, BUS_MANAGER_IFACE, "InjectionRemoved", "sos", inj->id_str,
+        (void) bus_owner_emit(userdata, inj, BUS_PATH, BUS_MANAGER_IFACE, "InjectionRemoved", "sos", inj->id_str,
                                  bus_injection_path(inj, path), remove_reason_to_string(reason));
-        bus_injection_forget(userdata, inj);
+        /* After the InjectionRemoved signal, which still goes to the owner. */
+        bus_owner_forget(userdata, inj);
 }
 
 static void on_fault(Manager *m, Injection *inj, const struct inject_event *ev, const char *comm, void *userdata) {
@@ -400,10 +258,10 @@ BusApi *bus_api_free(BusApi *b) {
         manager_set_owner_tracker(b->manager, TRANSPORT_BUS, NULL);
         bus_subscribers_free(b);
         bus_observes_free(b);
-        bus_injections_free(b);
+        bus_owners_free(b);
         bus_requesters_free(b);
         sd_bus_flush_close_unref(b->bus);
-        bus_api_forget_caller(b);
+        bus_forget_caller(b);
         free(b);
         return NULL;
 }

@@ -16,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bus-api.h"
+#include "bus-observe.h"
+#include "bus-util.h"
 #include "cleanup.h"
 #include "json-build.h"
 #include "json-util.h"

@@ -10,7 +10,7 @@
  *
  * A record lives while requests of its name are pending: each holds a
  * reference, dropped in its answer. Armed injections follow their
- * requester on their own (bus-injection.c); both watch the name with
+ * requester on their own (bus-owner.c); both watch the name with
  * bus_watch_name(). */
 
 #include <errno.h>
@@ -18,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bus-api.h"
+#include "bus-requester.h"
+#include "bus-util.h"
+#include "manager.h"
 #include "log.h"
 
 struct BusRequester {
@@ -29,31 +31,6 @@ struct BusRequester {
         sd_bus_slot *name_watch;        /* NameOwnerChanged of name */
         bool gone;                      /* the name has left the bus */
 };
-
-int bus_watch_name(sd_bus *bus, const char *name, sd_bus_slot **slot, sd_bus_message_handler_t cb,
-                   void *userdata) {
-        char match[256];
-        int r;
-
-        snprintf(match, sizeof(match),
-                 "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
-                 "member='NameOwnerChanged',arg0='%s'", name);
-        *slot = sd_bus_slot_unref(*slot);
-        r = sd_bus_add_match(bus, slot, match, cb, userdata);
-        if (r < 0)
-                return r;
-        /* It may have gone before the match was in place. */
-        r = sd_bus_get_name_creds(bus, name, 0, NULL);
-        if (r == -ENXIO || r == -ESRCH)
-                return -ESRCH;
-        return 0;
-}
-
-bool bus_name_vanished(sd_bus_message *msg) {
-        const char *name, *old, *new;
-
-        return sd_bus_message_read(msg, "sss", &name, &old, &new) >= 0 && !*new;
-}
 
 static void requester_unlink(BusRequester *rq) {
         if (!rq->api)

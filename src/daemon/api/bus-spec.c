@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bus-spec.h"
 #include "bus-api.h"
+#include "bus-spec.h"
 #include "cleanup.h"
 #include "json-build.h"
 #include "json-util.h"

@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bus-api.h"
+#include "bus-subscribers.h"
+#include "manager.h"
 
 /* Bounds the daemon's work per signal whatever clients do; one
  * unprivileged user holds at most options.subscriptions_per_user of them,
@@ -116,9 +117,8 @@ void bus_subscribers_free(BusApi *b) {
                 subscriber_remove(b, b->subscribers);
 }
 
-const char *bus_subscriber_next(BusApi *b, const Injection *inj, BusSubscriber **iter) {
+const char *bus_subscriber_next(BusApi *b, const Injection *inj, const char *owner, BusSubscriber **iter) {
         BusSubscriber *s = *iter ? (*iter)->next : b->subscribers;
-        const char *owner = bus_injection_owner(b, inj);
 
         for (; s; s = s->next)
                 if ((s->privileged || (s->uid == inj->owner_uid && !inj->owner_privileged)) &&

@@ -13,7 +13,8 @@
 #include "json-util.h"
 #include "log.h"
 #include "observe-session.h"
-#include "varlink-api.h"
+#include "varlink-observe.h"
+#include "varlink-util.h"
 
 struct VarlinkObserve {
         VarlinkObserve *next;

@@ -12,7 +12,7 @@
 #include "json-util.h"
 #include "log.h"
 #include "parse-util.h"
-#include "varlink-api.h"
+#include "varlink-watch.h"
 
 struct VarlinkWatcher {
         VarlinkWatcher *next;

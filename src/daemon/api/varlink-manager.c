@@ -20,10 +20,13 @@
 #include "log.h"
 #include "time-util.h"
 #include "varlink-api.h"
+#include "varlink-manager.h"
+#include "varlink-observe.h"
+#include "varlink-util.h"
+#include "varlink-watch.h"
 
 #define VARLINK_SOCKET "/run/injectd/org.injectd.Injector"
-#define IFACE "org.injectd.Injector"
-#define VARLINK_ERROR_PREFIX IFACE "."
+#define IFACE VARLINK_API_INTERFACE
 
 const char varlink_injector_description[] =
         "# Policy-controlled, time-bounded BPF error injection.\n"
@@ -122,19 +125,6 @@ const char varlink_injector_description[] =
         "error ScopeNotAllowed (message: string)\n"
         "error DurationTooLong (message: string)\n"
         "error KernelLogNotAllowed (message: string)\n";
-
-int varlink_api_reply_error(VarlinkConn *c, const InjectError *err) {
-        /* varlink_error() borrows the parameters. */
-        _cleanup_json_ json_object *p = NULL;
-        char name[128];
-        int r;
-
-        r = json_build_object(&p, JSON_PAIR_STRING("message", err->message), JSON_BUILD_END);
-        if (r < 0)
-                return r;
-        snprintf(name, sizeof(name), VARLINK_ERROR_PREFIX "%s", err->name ?: INJECT_ERROR_INVALID_ARGUMENT);
-        return varlink_error(c, name, p);
-}
 
 static int reply_simple_error(VarlinkConn *c, const char *name, const char *message) {
         InjectError err = { .name = name };

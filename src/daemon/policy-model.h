@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-/* What the parts of the policy module share: policy.c (the Policy object,
- * loading directories and files), policy-parse.c (one file's rules) and
- * policy-eval.c (decisions). Not for users of the module. */
+/* The policy model as the parts of the policy module see it, and nobody
+ * else: policy-model.c (the Policy object, its rules and problems), used
+ * by policy-parse.c (one file's rules), policy-eval.c (decisions) and
+ * policy-load.c (directories and files). Calls run down that list
+ * (tools/check-layers.py). */
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -36,18 +38,6 @@ _printf_(5, 6)
 int policy_add_problem(Policy *p, PolicyProblemLevel level, const char *path, unsigned line,
                        const char *fmt, ...);
 
-/* The rules of one file, in file order. */
-typedef struct FileRules {
-        PolicyRule **rules;
-        size_t n;
-} FileRules;
-
-void file_rules_done(FileRules *f);
-
-/* Parses text[0..len), the contents of the file path, into rules; warnings
- * (unknown users...) go to p's problems. Returns 0; -EBADMSG if the file
- * is refused, with the reason and its line (0 if none) in *reterr_message
- * and *reterr_line, and in *reterr_json the document, if the text was
- * valid JSON (for the rule names it declares), else NULL; -ENOMEM. */
-int policy_file_parse(Policy *p, const char *path, const char *text, size_t len, FileRules *ret,
-                      json_object **reterr_json, char **reterr_message, unsigned *reterr_line);
+/* Drops the problems recorded after the first n, e.g. the warnings of a
+ * file that ended up refused. */
+void policy_truncate_problems(Policy *p, size_t n);
