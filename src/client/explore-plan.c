@@ -295,6 +295,7 @@ int plan_build(json_object *reached, json_object *list, const PlanOptions *o, js
                         if (calls == 0)
                                 continue;
                         if (o->n_through > 0) {
+                                p.n_stacks++;   /* one, unknown: counted as left out */
                                 p.n_through_dropped++;
                                 continue;
                         }
