@@ -96,6 +96,28 @@ for want in 0 2; do
         "$plan")" "runs failing call $want whose fixture saw the failure at eventfd() #$((want + 1)) alone"
 done
 
+# 1b. A stack of 40 calls: the discovery keeps 16 call numbers, then
+# every other one as they fill up (bpf/observe.h): 10 at a stride of 4.
+# --depth 3 fails its first, its 21st (call 20, a kept one) and its last.
+log "--depth 3 over 40 identical eventfd() calls: calls 0, 20 and 39"
+rc=0
+"$INJECTCTL" --varlink --json explore --functions should_failslab --through '*eventfd*' --depth 3 \
+    -- "$LOOP" eventfd 40 >/tmp/explore-40.out 2>/tmp/explore-40.err || rc=$?
+cat /tmp/explore-40.err >&2
+assert_eq 0 "$rc" "explore --depth 3's exit status"
+jq -c '.reached[] | .stacks[] | select(any(.frames[]; test("eventfd"))) |
+       {first_call, last_call, calls, sample_stride, samples}' /tmp/explore-40.out >&2
+s40=$(jq -c '[.reached[] | .stacks[] | select(any(.frames[]; test("eventfd")))]' /tmp/explore-40.out)
+n40=$(jq length <<<"$s40")
+((n40 >= 1)) || fail "no stack through eventfd with 40 calls"
+assert_eq "$n40" "$(jq '[.[] | select(.calls == 40 and .sample_stride == 4 and (.samples | length) == 10)] | length'     <<<"$s40")" "stacks of 40 calls with 10 samples at a stride of 4"
+assert_eq 3 "$(jq .plan.depth /tmp/explore-40.out)" "the depth used"
+for want in 0 20 39; do
+    # The fixture's results: the failed one is the (want+1)-th.
+    pattern="^results:( 0){$want} E[A-Z]*( 0){$((39 - want))}"
+    assert_eq "$n40" "$(jq --arg p "$pattern"         '[.runs[] | select(.stack_call == '"$want"' and .fired and (.output | test($p)) and (.output | test("failed: 1")))] | length'         /tmp/explore-40.out)" "runs failing call $want whose fixture saw the failure at eventfd() #$((want + 1)) alone"
+done
+
 # 3. System-call entries: eventfd2's own entry is one, planned last;
 # --no-syscalls leaves it out. --through keeps the plan to eventfd's own
 # stacks, the entry's included (the function itself is one of its frames).
