@@ -70,13 +70,43 @@ static __always_inline int observed(void)
         return 0;
 }
 
+/* Keeps n, the function's call number of the stack's call k, when k is a
+ * multiple of the stride (observe.h). Two CPUs calling from one stack at
+ * once may race here: a sample may be lost or misplaced, never out of
+ * bounds; the plan then fails a neighbouring call of the stack. */
+static __always_inline void record_sample(struct observe_pair *p, __u64 k, __u64 n)
+{
+        __u32 shift = p->shift;
+        __u64 idx;
+
+        if (shift >= 63 || (k & ((1ULL << shift) - 1)))
+                return;
+        idx = k >> shift;
+        if (idx >= OBSERVE_SAMPLES) {
+                /* Full: keep the even samples, double the stride. */
+#pragma unroll
+                for (int i = 0; i < OBSERVE_SAMPLES / 2; i++)
+                        p->samples[i] = p->samples[2 * i];
+                p->n_samples = OBSERVE_SAMPLES / 2;
+                p->shift = ++shift;
+                if (k & ((1ULL << shift) - 1))
+                        return;
+                idx = k >> shift;
+                if (idx >= OBSERVE_SAMPLES)
+                        return;
+        }
+        p->samples[idx] = n;
+        if (idx + 1 > p->n_samples)
+                p->n_samples = idx + 1;
+}
+
 SEC("kprobe.multi")
 int observe_call(struct pt_regs *ctx)
 {
         struct observe_count zero = {}, *c;
         struct observe_pair_key key = {};
         struct observe_pair first = {}, *p;
-        __u64 ip, n;
+        __u64 ip, n, k;
 
         if (!observed() || !in_task_context())
                 return 0;
@@ -108,6 +138,8 @@ int observe_call(struct pt_regs *ctx)
                         return 0;
                 }
         }
-        __sync_fetch_and_add(&p->calls, 1);
+        k = __sync_fetch_and_add(&p->calls, 1);
+        p->last_call = n;
+        record_sample(p, k, n);
         return 0;
 }

@@ -32,10 +32,22 @@ struct observe_pair_key {
         __s64 stack_id;         /* in the stack map */
 };
 
+/* Call numbers kept per (function, stack), so that a plan can fail a
+ * stack's later calls too (issue 28 item 3): the stack's own calls 0,
+ * 2^shift, 2*2^shift, ... When the array is full, every other sample is
+ * dropped and shift grows by one: exact for a stack of up to
+ * OBSERVE_SAMPLES calls, spread evenly over any longer one. */
+#define OBSERVE_SAMPLES         16
+
 /* Per (function, stack): how often, and the function's call number (0 for
  * its first call) when this stack first called it, which is the after=N
- * that fails this very call again in a repeated run. */
+ * that fails this very call again in a repeated run; likewise its last
+ * call, and the samples above. */
 struct observe_pair {
         __u64 calls;
         __u64 first_call;
+        __u64 last_call;
+        __u32 shift;            /* samples[i] is the stack's call i << shift */
+        __u32 n_samples;
+        __u64 samples[OBSERVE_SAMPLES];
 };

@@ -5,9 +5,12 @@
  *   1. discovery: CMD runs once with nothing failed while injectd counts,
  *      for its process tree only, its calls to the injectable functions
  *      the policy lets the caller fail (observe-call.h);
- *   2. a plan: one run per distinct kernel stack of each function reached
- *      (its first call from that stack), or per call (--per call), taken
- *      round-robin across functions, at most --max-runs, printed first;
+ *   2. a plan (explore-plan.h): runs per distinct kernel stack of each
+ *      function reached (its first and last call from that stack, or
+ *      --depth K spread over them), or per call (--per call); kept only
+ *      through --through functions; system-call entries last or left
+ *      out; every stack's first call before any's second, round-robin
+ *      across functions, at most --max-runs, printed first;
  *   3. runs: each fails exactly one call (fault-run.h), then the kernel's
  *      reports logged meanwhile are read (kernel-reports.h: /dev/kmsg, and
  *      kmemleak scanned after the run), with CMD's own crash or hang;
@@ -96,22 +99,101 @@ static int choose_functions(Transport *t, char **globs, size_t n_globs, bool lsm
         return 0;
 }
 
-static void print_plan(const Plan *p, bool per_call, uint64_t max_runs) {
-        fprintf(stderr, "explore: plan: %zu run%s, one per %s", p->n, p->n == 1 ? "" : "s",
-                per_call ? "call" : "distinct kernel stack of each function (its first call from it)");
+static void print_plan(const Plan *p, const PlanOptions *o) {
+        fprintf(stderr, "explore: plan: %zu run%s, ", p->n, p->n == 1 ? "" : "s");
+        if (o->per_call)
+                fputs("one per call", stderr);
+        else if (p->depth == 1)
+                fputs("one per distinct kernel stack of each function (its first call from it)", stderr);
+        else if (p->depth == 2)
+                fputs("per distinct kernel stack of each function, its first and last call from it", stderr);
+        else
+                fprintf(stderr, "per distinct kernel stack of each function, %" PRIu64 " of its calls from it "
+                        "(--depth), first and last included", p->depth);
         if (p->n_total > p->n)
-                fprintf(stderr, "; %zu more left out by --max-runs=%" PRIu64, p->n_total - p->n, max_runs);
+                fprintf(stderr, "; %zu more left out by --max-runs=%" PRIu64 " (depth cut first)", p->n_total - p->n,
+                        o->max_runs);
         fputs(".\n", stderr);
+        if (o->n_through > 0)
+                fprintf(stderr, "explore: --through: %zu of the %zu stacks pass through none of the functions "
+                        "given: left out.\n", p->n_through_dropped, p->n_stacks);
+        for (size_t g = 0; g < p->n_through; g++)
+                if (p->through_hits[g] == 0)
+                        fprintf(stderr, "explore: --through '%s' matches no function of any stack the command "
+                                "reached.\n", o->through[g]);
+        if (!o->per_call && p->n_syscalls > 0)
+                fprintf(stderr, "explore: %zu stack%s %s a system call's entry: %s.\n", p->n_syscalls,
+                        p->n_syscalls == 1 ? "" : "s", p->n_syscalls == 1 ? "is" : "are",
+                        p->syscalls_dropped ? "left out (--no-syscalls)" :
+                                              "planned after the kernel-internal ones (--no-syscalls leaves them out)");
         if (p->n == 0)
                 return;
-        fprintf(stderr, "%6s  %-40s  %8s  %s\n", "RUN", "FUNCTION", "CALL", "STACK");
+        fprintf(stderr, "%6s  %-40s  %8s  %-9s  %s\n", "RUN", "FUNCTION", "CALL", "STACK", "STACK CALL");
         for (size_t i = 0; i < p->n; i++) {
-                char st[48] = "-";
+                char st[48] = "-", sc[64] = "-";
 
                 if (p->v[i].stack)
                         snprintf(st, sizeof(st), "%" PRIu64 "/%" PRIu64, p->v[i].stack, p->v[i].n_stacks);
-                fprintf(stderr, "%6zu  %-40s  %8" PRIu64 "  %s\n", i + 1, p->v[i].function, p->v[i].call, st);
+                if (p->v[i].stack_calls)
+                        snprintf(sc, sizeof(sc), "%" PRIu64 " of %" PRIu64 "%s", p->v[i].stack_call,
+                                 p->v[i].stack_calls, p->v[i].syscall ? " (syscall entry)" : "");
+                fprintf(stderr, "%6zu  %-40s  %8" PRIu64 "  %-9s  %s\n", i + 1, p->v[i].function, p->v[i].call, st,
+                        sc);
         }
+}
+
+/* The plan's choices, for the report. */
+static json_object *plan_json(const Plan *p, const PlanOptions *o) {
+        json_object *v = NULL, *through = json_object_new_array();
+
+        for (size_t g = 0; through && g < p->n_through; g++) {
+                json_object *x = NULL;
+
+                if (json_build_object(&x, JSON_PAIR_STRING("glob", o->through[g]),
+                                      JSON_PAIR_U64("stacks", p->through_hits[g]), JSON_BUILD_END) < 0 ||
+                    json_append(through, x) < 0) {
+                        json_object_put(through);
+                        return NULL;
+                }
+        }
+        if (json_build_object(&v,
+                              JSON_PAIR_STRING("per", o->per_call ? "call" : "stack"),
+                              JSON_PAIR_U64("depth", p->depth),
+                              JSON_PAIR_U64("stacks", p->n_stacks),
+                              JSON_PAIR_OBJECT("through", through),
+                              JSON_PAIR_U64("through_dropped", p->n_through_dropped),
+                              JSON_PAIR_U64("syscall_entries", p->n_syscalls),
+                              JSON_PAIR_STRING("syscall_entries_were", o->per_call ? NULL :
+                                               p->syscalls_dropped ? "left out" : "moved last"),
+                              JSON_PAIR_U64("runs", p->n),
+                              JSON_PAIR_U64("left_out_by_max_runs", p->n_total - p->n),
+                              JSON_BUILD_END) < 0)
+                return NULL;
+        return v;
+}
+
+/* The plan's runs, for the report: which call of which stack each fails. */
+static json_object *plan_items_json(const Plan *p) {
+        json_object *a = json_object_new_array();
+
+        for (size_t i = 0; a && i < p->n; i++) {
+                const PlanItem *x = &p->v[i];
+                json_object *o = NULL;
+
+                if (json_build_object(&o,
+                                      JSON_PAIR_STRING("function", x->function),
+                                      JSON_PAIR_U64("call", x->call),
+                                      JSON_PAIR_IF(x->stack, JSON_PAIR_U64("stack", x->stack)),
+                                      JSON_PAIR_IF(x->stack_calls, JSON_PAIR_U64("stack_call", x->stack_call)),
+                                      JSON_PAIR_IF(x->stack_calls, JSON_PAIR_U64("stack_calls", x->stack_calls)),
+                                      JSON_PAIR_BOOL("syscall_entry", x->syscall),
+                                      JSON_BUILD_END) < 0 ||
+                    json_append(a, o) < 0) {
+                        json_object_put(a);
+                        return NULL;
+                }
+        }
+        return a;
 }
 
 static void progress(bool on, size_t done, size_t total, uint64_t started) {
@@ -167,6 +249,7 @@ static json_object *run_json(const FaultRun *r, const PlanItem *item, uint64_t n
                               JSON_PAIR_STRING("function", item->function),
                               JSON_PAIR_U64("call", item->call),
                               JSON_PAIR_IF(item->stack, JSON_PAIR_U64("stack", item->stack)),
+                              JSON_PAIR_IF(item->stack_calls, JSON_PAIR_U64("stack_call", item->stack_call)),
                               JSON_PAIR_BOOL("fired", r->fired),
                               JSON_PAIR_U64("calls_matched", r->calls_matched),
                               JSON_PAIR_BOOL("exec_failed", r->exec_failed),
@@ -347,6 +430,7 @@ typedef struct Explore {
         json_object *observing, *reached, *base, *notes, *runs;  /* borrowed */
         Findings *findings;
         Plan *plan;
+        const PlanOptions *plan_options;
         bool per_call, tty, kmemleak;
         uint64_t max_runs, timeout, started;
         int kmsg_fd;
@@ -372,6 +456,8 @@ static json_object *explore_report(const Explore *x, const char *stopped) {
                               JSON_PAIR_U64("plan_runs", x->plan->n),
                               JSON_PAIR_U64("plan_left_out", x->plan->n_total - x->plan->n),
                               JSON_PAIR_U64("plan_skipped", x->plan->n_skipped),
+                              JSON_PAIR_OBJECT("plan", plan_json(x->plan, x->plan_options)),
+                              JSON_PAIR_OBJECT("plan_runs_planned", plan_items_json(x->plan)),
                               JSON_PAIR_U64("max_runs", x->max_runs),
                               JSON_PAIR_U64("timeout_usec", x->timeout),
                               JSON_PAIR_BOOL("kernel_log_checked", x->kmsg_fd >= 0),
@@ -534,6 +620,9 @@ enum {
         ARG_LSM,
         ARG_SETUP,
         ARG_CLEANUP,
+        ARG_DEPTH,
+        ARG_THROUGH,
+        ARG_NO_SYSCALLS,
 };
 
 int cmd_explore(int argc, char **argv) {
@@ -548,6 +637,9 @@ int cmd_explore(int argc, char **argv) {
                 { "lsm",       no_argument,       NULL, ARG_LSM },
                 { "setup",     required_argument, NULL, ARG_SETUP },
                 { "cleanup",   required_argument, NULL, ARG_CLEANUP },
+                { "depth",     required_argument, NULL, ARG_DEPTH },
+                { "through",   required_argument, NULL, ARG_THROUGH },
+                { "no-syscalls", no_argument,     NULL, ARG_NO_SYSCALLS },
                 GLOBAL_OPTIONS
         };
         _cleanup_(transport_freep) Transport *t = NULL;
@@ -559,7 +651,9 @@ int cmd_explore(int argc, char **argv) {
         _cleanup_(run_windows_done) RunWindows windows = {};
         _cleanup_json_ json_object *list = NULL, *runs = NULL, *report = NULL, *notes = NULL, *base = NULL;
         _cleanup_free_ const char **functions = NULL;
-        _cleanup_free_ char **globs = NULL;
+        _cleanup_free_ char **globs = NULL, **through = NULL;
+        PlanOptions po = {};
+        bool depth_set = false;
         _cleanup_close_ int kmsg_fd = -1;
         const char *report_path = NULL, *html_path = NULL, *resume_path = NULL, *stopped = "done";
         const char *setup = NULL, *cleanup_arg = NULL;
@@ -579,7 +673,8 @@ int cmd_explore(int argc, char **argv) {
         int c, r, ret = 0;
 
         globs = calloc((size_t) argc + 1, sizeof(*globs));
-        if (!globs)
+        through = calloc((size_t) argc + 1, sizeof(*through));
+        if (!globs || !through)
                 return report_error(NULL, -ENOMEM, "Out of memory");
         while ((c = getopt_long(argc, argv, "+:h", options, NULL)) >= 0)
                 switch (c) {
@@ -629,6 +724,24 @@ int cmd_explore(int argc, char **argv) {
                                 return usage_error("--cleanup needs a shell command");
                         cleanup_arg = optarg;
                         break;
+                case ARG_DEPTH:
+                        ret = parse_count_arg("--depth", optarg, 1, &po.depth);
+                        if (ret != 0)
+                                return ret;
+                        if (po.depth > PLAN_DEPTH_MAX)
+                                return usage_error("--depth takes at most %d calls per stack, not %s", PLAN_DEPTH_MAX,
+                                                   optarg);
+                        depth_set = true;
+                        break;
+                case ARG_THROUGH:
+                        if (!*optarg)
+                                return usage_error("--through needs a glob of the functions a stack must pass "
+                                                   "through, such as 'ext4_*'");
+                        through[po.n_through++] = optarg;
+                        break;
+                case ARG_NO_SYSCALLS:
+                        po.no_syscalls = true;
+                        break;
                 case ARG_RESUME:
                         if (!*optarg)
                                 return usage_error("--resume needs the report file of an earlier explore");
@@ -643,6 +756,13 @@ int cmd_explore(int argc, char **argv) {
                 return usage_error("explore needs '--' before the command");
         if (optind >= argc)
                 return usage_error("explore needs a command after '--'");
+        /* Calls have no stack in the per-call plan: nothing to choose by. */
+        if (per_call && (depth_set || po.n_through > 0 || po.no_syscalls))
+                return usage_error("--%s chooses among a stack's calls or stacks: it needs the per-stack plan, "
+                                   "not --per call", depth_set ? "depth" : po.n_through ? "through" : "no-syscalls");
+        po.per_call = per_call;
+        po.max_runs = max_runs;
+        po.through = through;
         tty = isatty(STDERR_FILENO) && !arg_json;
         /* A resumed explore goes on saving its progress where it was. */
         if (resume_path && !report_path)
@@ -754,7 +874,7 @@ int cmd_explore(int argc, char **argv) {
                 (void) json_get_array(resumed, "refused", &refused_before);
                 n_refused_before = refused_before ? json_object_array_length(refused_before) : 0;
         }
-        r = plan_build(reached, list, per_call, max_runs, runs, refused_before, &plan, &n_skipped_done);
+        r = plan_build(reached, list, &po, runs, refused_before, &plan, &n_skipped_done);
         if (r < 0)
                 return report_error(NULL, r, "Cannot make the plan");
         for (size_t i = 0; i < n_refused_before; i++)
@@ -763,13 +883,13 @@ int cmd_explore(int argc, char **argv) {
         if (n_skipped_done)
                 fprintf(stderr, "explore: %zu of the plan's runs were done before%s: not run again.\n", n_skipped_done,
                         n_refused_before ? ", or are of a function injectd refused before" : "");
-        print_plan(&plan, per_call, max_runs);
+        print_plan(&plan, &po);
 
         x = (Explore) {
                 .cmd = argv + optind, .n_cmd = (size_t) (argc - optind),
                 .functions = functions, .n_functions = n_functions, .denied = denied,
                 .observing = resumed ? resumed_observing : disc.observing, .reached = reached, .base = base,
-                .notes = notes, .runs = runs, .findings = &findings, .plan = &plan,
+                .notes = notes, .runs = runs, .findings = &findings, .plan = &plan, .plan_options = &po,
                 .per_call = per_call, .tty = tty, .kmemleak = kmemleak,
                 .max_runs = max_runs, .timeout = timeout, .kmsg_fd = kmsg_fd,
                 .n_before = n_before, .runner = &runner, .report_path = report_path,

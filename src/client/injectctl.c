@@ -58,6 +58,7 @@ static void help(void) {
                "                              failing only call N+1, until a run no longer\n"
                "                              reaches it; report what each run did\n"
                "  explore [--functions GLOB]... [--lsm] [--max-runs N] [--per stack|call]\n"
+               "          [--depth K] [--through GLOB]... [--no-syscalls]\n"
                "          [--timeout DUR] [--report FILE] [--html FILE] [--resume FILE]\n"
                "          [--setup SHELLCMD] [--cleanup SHELLCMD] -- CMD [ARG...]\n"
                "                              Find the injectable calls CMD makes, fail each\n"

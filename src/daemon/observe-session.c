@@ -72,10 +72,22 @@ static json_object *function_json(const ObserveFunction *f) {
         json_object *o = NULL, *stacks = json_object_new_array();
 
         for (size_t i = 0; stacks && i < f->n_stacks; i++) {
-                json_object *st = NULL;
+                const ObserveStack *x = &f->stacks[i];
+                json_object *st = NULL, *samples = json_object_new_array();
 
-                if (json_build_object(&st, JSON_PAIR_U64("first_call", f->stacks[i].first_call),
-                                      JSON_PAIR_U64("calls", f->stacks[i].calls), JSON_BUILD_END) < 0 ||
+                for (size_t j = 0; samples && j < x->n_samples; j++)
+                        if (json_append(samples, json_object_new_uint64(x->samples[j])) < 0) {
+                                json_object_put(samples);
+                                samples = NULL;
+                        }
+                if (!samples ||
+                    json_build_object(&st, JSON_PAIR_U64("first_call", x->first_call),
+                                      JSON_PAIR_U64("last_call", x->last_call),
+                                      JSON_PAIR_U64("calls", x->calls),
+                                      JSON_PAIR_U64("sample_stride", x->sample_stride),
+                                      JSON_PAIR_OBJECT("samples", samples),
+                                      JSON_PAIR_OBJECT("frames", json_new_strv((const char *const *) x->frames, SIZE_MAX)),
+                                      JSON_BUILD_END) < 0 ||
                     json_append(stacks, st) < 0) {
                         json_object_put(stacks);
                         return NULL;

@@ -26,7 +26,7 @@
 
 typedef struct ObserveSession ObserveSession;
 
-/* result: {"functions": [{function, calls, stacks: [{first_call, calls}],
+/* result: {"functions": [{function, calls, stacks: [{first_call, last_call, calls, sample_stride, samples, frames}],
  * stack_errors}], "ended": "exited"|"timeout"|"stopped"}, borrowed; NULL with err
  * set when the counts could not be read. The session is freed after. */
 typedef void (*observe_done_cb)(ObserveSession *s, json_object *result, const InjectError *err, void *userdata);

@@ -27,7 +27,12 @@ typedef struct ObserveSkipped {
 
 typedef struct ObserveStack {
         uint64_t first_call;    /* the function's call number (0: its first) when this stack first called it */
+        uint64_t last_call;     /* ... when it last called it */
         uint64_t calls;
+        uint64_t sample_stride; /* samples[i]: the function's call number of this stack's call i * stride */
+        uint64_t samples[OBSERVE_SAMPLES];
+        size_t n_samples;
+        char **frames;          /* the stack's function names, innermost (the function) first; NULL-terminated */
 } ObserveStack;
 
 typedef struct ObserveFunction {

@@ -14,6 +14,7 @@
 #include "observe.skel.h"
 #include "scope-roots.h"
 #include "scope.h"
+#include "strv.h"
 #include "engine-observe.h"
 
 /* ftrace's list of what it can trace: kprobe.multi attaches through
@@ -290,8 +291,11 @@ pid_t engine_observe_pid(EngineObserve *o) {
 }
 
 void observe_functions_free(ObserveFunction *v, size_t n) {
-        for (size_t i = 0; v && i < n; i++)
+        for (size_t i = 0; v && i < n; i++) {
+                for (size_t j = 0; j < v[i].n_stacks; j++)
+                        strv_free(v[i].stacks[j].frames);
                 free(v[i].stacks);
+        }
         free(v);
 }
 
@@ -328,6 +332,34 @@ static const char *ip_name(const EngineObserve *o, const Kallsyms *k, uint64_t i
         return s->name;
 }
 
+/* The function names of stack_id's frames, innermost first (what
+ * explore's --through matches); NULL when out of memory. A frame with no
+ * symbol is left out: its address is not the caller's to see. */
+static char **stack_frames(int stacks_fd, const Kallsyms *k, int64_t stack_id) {
+        uint64_t ips[OBSERVE_STACK_DEPTH] = {};
+        char **v = calloc(OBSERVE_STACK_DEPTH + 1, sizeof(char *));
+        size_t n = 0;
+        __u32 id = (__u32) stack_id;
+
+        if (!v)
+                return NULL;
+        if (!k || bpf_map_lookup_elem(stacks_fd, &id, ips) < 0)
+                return v;
+        for (size_t i = 0; i < OBSERVE_STACK_DEPTH && ips[i]; i++) {
+                const KSym *s = kallsyms_lookup_addr(k, ips[i]);
+
+                if (!s)
+                        continue;
+                v[n] = strdup(s->name);
+                if (!v[n]) {
+                        strv_free(v);
+                        return NULL;
+                }
+                n++;
+        }
+        return v;
+}
+
 static ObserveFunction *find_ip(ObserveFunction *v, const uint64_t *ips, size_t n, uint64_t ip) {
         for (size_t i = 0; i < n; i++)
                 if (ips[i] == ip)
@@ -339,7 +371,8 @@ int engine_observe_read(EngineObserve *o, ObserveFunction **ret, size_t *ret_n) 
         ObserveFunction *v = NULL;
         _cleanup_free_ uint64_t *ips = NULL;
         const Kallsyms *k = NULL;
-        int counts_fd = bpf_map__fd(o->skel->maps.counts), pairs_fd = bpf_map__fd(o->skel->maps.pairs);
+        int counts_fd = bpf_map__fd(o->skel->maps.counts), pairs_fd = bpf_map__fd(o->skel->maps.pairs),
+            stacks_fd = bpf_map__fd(o->skel->maps.stacks);
         struct observe_pair_key pk, last_pk, *prev_pk = NULL;
         uint64_t ip, last_ip, *prev = NULL;
         size_t n = 0;
@@ -384,7 +417,18 @@ int engine_observe_read(EngineObserve *o, ObserveFunction **ret, size_t *ret_n) 
                         break;
                 }
                 f->stacks = st;
-                st[f->n_stacks++] = (ObserveStack) { .first_call = p.first_call, .calls = p.calls };
+                st = &st[f->n_stacks++];
+                *st = (ObserveStack) {
+                        .first_call = p.first_call, .last_call = p.last_call, .calls = p.calls,
+                        .sample_stride = p.shift < 63 ? 1ULL << p.shift : 0,
+                        .n_samples = p.n_samples < OBSERVE_SAMPLES ? p.n_samples : OBSERVE_SAMPLES,
+                        .frames = stack_frames(stacks_fd, k, pk.stack_id),
+                };
+                memcpy(st->samples, p.samples, sizeof(st->samples));
+                if (!st->frames) {
+                        r = -ENOMEM;
+                        break;
+                }
         }
         if (r < 0) {
                 observe_functions_free(v, n);
