@@ -892,6 +892,9 @@ int cmd_explore(int argc, char **argv) {
                         "devices are shared by the runs side by side.\n");
                 (void) json_append_string(notes, "no private mount namespace per run: /tmp and mounts shared");
         }
+        if (setup && sandbox.use_private_mounts)
+                fprintf(stderr, "explore: each run has its own /tmp: what --setup left in /tmp is not seen by the "
+                        "runs (leave what they share elsewhere, /var/tmp say).\n");
         if (jobs > 1)
                 fprintf(stderr, "explore: up to %" PRIu64 " runs side by side, each in its own cgroup%s.\n", jobs,
                         sandbox.use_private_mounts ? " and mount namespace, with its own /tmp" : "");
