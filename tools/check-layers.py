@@ -94,7 +94,7 @@ ORDER = {
         "varlink-watch", "varlink-observe", "varlink-manager",
     ],
     "src/client": [
-        "dlopen-libsystemd", "explore-findings", "explore-html", "explore-plan", "held-child",
+        "dlopen-libsystemd", "explore-findings", "explore-html", "explore-plan", "explore-sandbox", "held-child",
         "explore-setup", "kmsg", "kernel-reports", "explore-attribution", "spec", "transport",
         "event-watcher", "observe-call", "spec-request", "transport-bus", "transport-bus-watch",
         "transport-varlink", "cmd-run", "fault-run", "cmd-caps", "cmd-explore", "cmd-failcmd",

@@ -33,6 +33,7 @@
 #include "explore-findings.h"
 #include "explore-html.h"
 #include "explore-plan.h"
+#include "explore-sandbox.h"
 #include "explore-setup.h"
 #include "fault-run.h"
 #include "held-child.h"
@@ -440,6 +441,9 @@ typedef struct Explore {
         RunWindows *windows;            /* this explore's runs, to tie kernel reports to */
         uint64_t kmemleak_scanned;      /* CLOCK_MONOTONIC of the last scan */
         size_t n_reports_before;        /* reports that came before the first run */
+        size_t jobs;                    /* runs side by side at most */
+        uint64_t n_started;             /* runs started (numbered) */
+        Sandbox *sandbox;               /* each run's directory, cgroup, mount namespace */
 } Explore;
 
 static json_object *explore_report(const Explore *x, const char *stopped) {
@@ -460,6 +464,7 @@ static json_object *explore_report(const Explore *x, const char *stopped) {
                               JSON_PAIR_OBJECT("plan_runs_planned", plan_items_json(x->plan)),
                               JSON_PAIR_U64("max_runs", x->max_runs),
                               JSON_PAIR_U64("timeout_usec", x->timeout),
+                              JSON_PAIR_U64("jobs", x->jobs),
                               JSON_PAIR_BOOL("kernel_log_checked", x->kmsg_fd >= 0),
                               JSON_PAIR_BOOL("kmemleak_checked", x->kmemleak),
                               JSON_PAIR_REF("notes", x->notes),
@@ -486,12 +491,41 @@ static int explore_save(const Explore *x, const char *stopped) {
         return write_json_report(x->report_path, report) < 0 ? EXIT_REFUSED : 0;
 }
 
+/* A run under way (explore --jobs: up to that many side by side). */
+typedef struct ExploreSlot {
+        bool busy;
+        const PlanItem *item;
+        size_t index;                   /* in the plan */
+        uint64_t n;                     /* its number in the report */
+        FailSpec *spec;
+        char *repro;
+        json_object *reports;           /* the run's "reports" */
+        FaultRunJob job;
+        FaultRun run;
+        SandboxRun box;
+} ExploreSlot;
+
+static void explore_slot_clear(ExploreSlot *s) {
+        fail_spec_freep(&s->spec);
+        free(s->repro);
+        json_object_put(s->reports);
+        fault_run_clear(&s->run);
+        sandbox_run_done(&s->box);
+        *s = (ExploreSlot) {};
+}
+
+static uint64_t explore_live_run(pid_t pid, void *userdata) {
+        const Explore *x = userdata;
+
+        return sandbox_run_of_pid(x->sandbox, pid);
+}
+
 /* Ties the reports of k from index from to their runs (explore-attribution.h). */
 static int explore_record(Explore *x, const KernelReports *k, size_t from, bool print, size_t *ret_new) {
         size_t before = 0;
         int r;
 
-        r = run_windows_record(x->windows, k, from, print, x->findings, ret_new, &before);
+        r = run_windows_record_live(x->windows, k, from, print, explore_live_run, x, x->findings, ret_new, &before);
         if (before > 0)
                 fprintf(stderr, "explore: %zu kernel report%s from before the first run (the discovery's, or "
                         "not this explore's): not findings.\n", before, before == 1 ? "" : "s");
@@ -503,7 +537,7 @@ static int explore_record(Explore *x, const KernelReports *k, size_t from, bool 
  * two, once the last run's objects are old enough. */
 static int explore_kmemleak(Explore *x, bool final) {
         _cleanup_(kernel_reports_done) KernelReports k = {};
-        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        uint64_t now = now_usec(CLOCK_MONOTONIC), last_end = 0;
         size_t n_new = 0;
         int r;
 
@@ -513,7 +547,11 @@ static int explore_kmemleak(Explore *x, bool final) {
                 return 0;
         if (final)
                 fprintf(stderr, "explore: kmemleak: the last scan, once the last run's objects are 5 s old...\n");
-        r = final ? kmemleak_collect(x->windows->v[x->windows->n - 1].end_usec, &k) : kmemleak_scan_once(&k);
+        /* Runs end out of order side by side: the latest end. */
+        for (size_t i = 0; i < x->windows->n; i++)
+                if (x->windows->v[i].end_usec > last_end)
+                        last_end = x->windows->v[i].end_usec;
+        r = final ? kmemleak_collect(last_end, &k) : kmemleak_scan_once(&k);
         x->kmemleak_scanned = now_usec(CLOCK_MONOTONIC);
         if (r < 0) {
                 fprintf(stderr, "explore: Cannot scan for leaks: %s\n", strerror(-r));
@@ -523,66 +561,105 @@ static int explore_kmemleak(Explore *x, bool final) {
         return r < 0 ? report_error(NULL, r, "Cannot record kmemleak's reports") : 0;
 }
 
-/* One run of the plan (PlanRunFn): no wait for the detectors; what the
- * kernel log says is read after it, kmemleak after a batch of runs, each
- * report tied to its run by pid or time. */
-static int explore_run(const PlanItem *item, size_t i, void *userdata, json_object **ret_refusal) {
-        Explore *x = userdata;
-        _cleanup_(kernel_reports_done) KernelReports k = {}, own = {};
-        _cleanup_(fail_spec_freep) FailSpec *spec = NULL;
-        _cleanup_free_ char *repro = NULL;
-        _cleanup_json_ json_object *run_reports = json_object_new_array();
-        uint64_t n = x->n_before + x->plan->n_made + 1;
+/* What the kernel logged so far, tied to the runs made or under way. */
+static int explore_read_kmsg(Explore *x) {
+        _cleanup_(kernel_reports_done) KernelReports k = {};
         size_t n_new = 0;
-        FaultRun run;
         int r;
 
-        spec = calloc(1, sizeof(*spec));
-        repro = explore_reproducer(item->function, item->error, item->call, x->cmd);
-        if (!spec || !repro || !run_reports || !(spec->function = strdup(item->function)))
+        if (x->kmsg_fd < 0 || (r = kernel_reports_read_kmsg(x->kmsg_fd, &k)) <= 0)
+                return 0;
+        r = explore_record(x, &k, 0, !arg_json, &n_new);
+        return r < 0 ? report_error(NULL, r, "Cannot record the kernel's reports") : 0;
+}
+
+/* Starts one run of the plan in slot s: no wait for the detectors; what
+ * the kernel log says is read as runs end, kmemleak after a batch of runs,
+ * each report tied to its run by pid or time. 0 with s->busy, or 0 and
+ * *ret_refusal (injectd cannot fail the function), or an exit code. */
+static int explore_slot_start(Explore *x, const PlanItem *item, size_t i, ExploreSlot *s, json_object **ret_refusal) {
+        uint64_t n = x->n_before + x->n_started + 1;
+        int r;
+
+        *s = (ExploreSlot) { .item = item, .index = i, .n = n };
+        s->spec = calloc(1, sizeof(*s->spec));
+        s->repro = explore_reproducer(item->function, item->error, item->call, x->cmd);
+        s->reports = json_object_new_array();
+        if (!s->spec || !s->repro || !s->reports || !(s->spec->function = strdup(item->function))) {
+                explore_slot_clear(s);
                 return report_error(NULL, -ENOMEM, "Out of memory");
+        }
         if (item->error)
-                (void) errno_from_name(item->error, &spec->error);
+                (void) errno_from_name(item->error, &s->spec->error);
 
         /* What the kernel logged before this run, of earlier runs (a
          * kworker's report late), is read and tied to them first. */
-        if (x->kmsg_fd >= 0 && (r = kernel_reports_read_kmsg(x->kmsg_fd, &k)) > 0 &&
-            (r = explore_record(x, &k, 0, !arg_json, &n_new)) < 0)
-                return report_error(NULL, r, "Cannot record the kernel's reports");
-        kernel_reports_done(&k);
-
-        progress(x->tty, i, x->plan->n, x->started);
-        r = fault_run_one(x->runner, spec, x->cmd, item->call, &run);
-        progress(x->tty, SIZE_MAX, 0, 0);
-        if (r != 0 || fault_run_got_signal) {
-                /* Interrupted: the run is not recorded, and a resume makes it again. */
-                fault_run_clear(&run);
-                return r ?: 130;
+        r = explore_read_kmsg(x);
+        if (r == 0 && (r = sandbox_run_new(x->sandbox, n, &s->box)) < 0)
+                r = report_error(NULL, r, "Cannot make the run's directory and cgroup");
+        if (r == 0)
+                r = fault_run_start(x->runner, s->spec, x->cmd, item->call, sandbox_run_prepare, &s->box, &s->job,
+                                    &s->run);
+        if (r != 0) {
+                explore_slot_clear(s);
+                return r;
         }
-        if (run.refusal) {
+        if (s->run.refusal) {
                 fprintf(stderr, "explore: run %zu/%zu: %s: injectd cannot fail it (%s: %s): its runs are skipped.\n",
                         i + 1, x->plan->n, item->function,
-                        json_object_get_string(json_object_object_get(run.refusal, "error")),
-                        json_object_get_string(json_object_object_get(run.refusal, "message")));
-                *ret_refusal = TAKE_PTR(run.refusal);
-                fault_run_clear(&run);
-                return explore_save(x, "running");
+                        json_object_get_string(json_object_object_get(s->run.refusal, "error")),
+                        json_object_get_string(json_object_object_get(s->run.refusal, "message")));
+                *ret_refusal = TAKE_PTR(s->run.refusal);
+                explore_slot_clear(s);
+                return 0;
         }
+        x->n_started++;
         r = run_windows_add(x->windows, &(RunWindow) {
-                .run = n, .function = (char *) item->function, .call = item->call, .reproducer = repro,
-                .stack = run.stack, .reports = run_reports,
-                .start_usec = run.start_usec, .end_usec = run.end_usec, .pid = run.pid, .last_pid = run.last_pid,
+                .run = n, .function = (char *) item->function, .call = item->call, .reproducer = s->repro,
+                .reports = s->reports, .start_usec = s->run.start_usec, .pid = s->run.pid, .running = true,
         });
-        if (r >= 0 && x->kmsg_fd >= 0 && kernel_reports_read_kmsg(x->kmsg_fd, &k) < 0)
-                fprintf(stderr, "explore: Cannot read the kernel log after run %zu\n", i + 1);
+        if (r < 0) {
+                fault_run_job_abort(x->runner, &s->job);
+                explore_slot_clear(s);
+                return report_error(NULL, r, "Cannot record the run");
+        }
+        s->busy = true;
+        if (x->jobs > 1 && !arg_json)
+                fprintf(stderr, "explore: run %" PRIu64 ": started: %s call %" PRIu64 " (plan's run %zu), pid %d\n",
+                        n, item->function, item->call, i + 1, (int) s->run.pid);
+        return 0;
+}
+
+/* Its command ended (or hung): its run is recorded, its cgroup killed, its
+ * directory removed. 0 or an exit code. */
+static int explore_slot_finish(Explore *x, ExploreSlot *s) {
+        _cleanup_(kernel_reports_done) KernelReports own = {};
+        _cleanup_free_ pid_t *pids = NULL;
+        const PlanItem *item = s->item;
+        size_t n_pids = 0, n_new = 0;
+        int r;
+
+        /* Its tree's pids still alive, for the attribution of their
+         * reports read later (explore-attribution.h). */
+        (void) sandbox_run_pids(&s->box, &pids, &n_pids);
+        r = fault_run_finish(x->runner, &s->job);
+        s->busy = false;
+        /* Whatever it left running, in or out of its process group. */
+        sandbox_run_done(&s->box);
+        if (r != 0) {
+                explore_slot_clear(s);
+                return r;
+        }
+        x->plan->n_made++;
+        r = run_windows_end(x->windows, s->n, s->run.end_usec, s->run.last_pid, pids, n_pids, s->run.stack);
         /* CMD's own crash or hang is this run's, whatever its pid. */
         if (r >= 0)
-                r = add_command_report(&run, item, &own);
+                r = add_command_report(&s->run, item, &own);
         for (size_t c = 0; r >= 0 && c < own.n; c++) {
                 json_object *o = NULL;
 
                 r = findings_add(x->findings, own.v[c].signature, own.v[c].detector, own.v[c].title, own.v[c].text,
-                                 item->function, item->call, repro, run.stack, n);
+                                 item->function, item->call, s->repro, s->run.stack, s->n);
                 if (r >= 0)
                         r = json_build_object(&o,
                                               JSON_PAIR_STRING("detector", own.v[c].detector),
@@ -590,23 +667,95 @@ static int explore_run(const PlanItem *item, size_t i, void *userdata, json_obje
                                               JSON_PAIR_STRING("signature", own.v[c].signature),
                                               JSON_BUILD_END);
                 if (r >= 0)
-                        r = json_append(run_reports, o);
+                        r = json_append(s->reports, o);
+        }
+        if (r >= 0 && x->kmsg_fd >= 0) {
+                _cleanup_(kernel_reports_done) KernelReports k = {};
+
+                if (kernel_reports_read_kmsg(x->kmsg_fd, &k) < 0)
+                        fprintf(stderr, "explore: Cannot read the kernel log after run %" PRIu64 "\n", s->n);
+                r = explore_record(x, &k, 0, x->jobs > 1 && !arg_json, &n_new);
         }
         if (r >= 0)
-                r = explore_record(x, &k, 0, false, &n_new);
-        if (r >= 0)
-                r = json_append(x->runs, run_json(&run, item, n, run_reports));
+                r = json_append(x->runs, run_json(&s->run, item, s->n, s->reports));
         if (r < 0) {
-                fault_run_clear(&run);
+                explore_slot_clear(s);
                 return report_error(NULL, r, "Cannot record the run");
         }
         if (!arg_json)
-                print_run(&run, item, i + 1, x->plan->n, run_reports);
-        fault_run_clear(&run);
+                print_run(&s->run, item, s->n, x->plan->n, s->reports);
+        explore_slot_clear(s);
         r = explore_kmemleak(x, false);
         if (r != 0)
                 return r;
         return explore_save(x, "running");
+}
+
+/* The plan's runs, up to x->jobs at once: a run starts as soon as one
+ * ends. A function injectd refuses to fail has its other runs skipped
+ * (plan_refuse()). Returns 0, an exit code, or 130 after
+ * SIGINT/SIGTERM (the runs under way are killed and not recorded: a
+ * resume makes them again). */
+static int explore_execute(Explore *x) {
+        ExploreSlot slots[FAULT_RUN_JOBS_MAX] = {};
+        Plan *p = x->plan;
+        size_t next = 0, busy = 0;
+        int r = 0;
+
+        for (;;) {
+                FaultRunJob *jobs[FAULT_RUN_JOBS_MAX];
+                ExploreSlot *which[FAULT_RUN_JOBS_MAX];
+                size_t n = 0;
+                int k;
+
+                while (r == 0 && busy < x->jobs && next < p->n && !fault_run_got_signal) {
+                        _cleanup_json_ json_object *refusal = NULL;
+                        size_t i = next++, free_slot = 0;
+
+                        if (p->v[i].skipped)
+                                continue;
+                        while (slots[free_slot].busy)
+                                free_slot++;
+                        r = explore_slot_start(x, &p->v[i], i, &slots[free_slot], &refusal);
+                        if (r != 0)
+                                break;
+                        if (!refusal) {
+                                busy++;
+                                continue;
+                        }
+                        r = plan_refuse(p, i, TAKE_PTR(refusal));
+                        if (r < 0)
+                                r = report_error(NULL, r, "Out of memory");
+                        else
+                                r = explore_save(x, "running");
+                }
+                if (r != 0 || busy == 0 || fault_run_got_signal)
+                        break;
+                for (size_t i = 0; i < x->jobs; i++)
+                        if (slots[i].busy) {
+                                which[n] = &slots[i];
+                                jobs[n++] = &slots[i].job;
+                        }
+                progress(x->tty, p->n_made + p->n_skipped, p->n, x->started);
+                k = fault_run_wait_any(jobs, n);
+                progress(x->tty, SIZE_MAX, 0, 0);
+                if (k == -EINTR)
+                        break;
+                if (k < 0) {
+                        r = report_error(NULL, k, "Cannot wait for the command");
+                        break;
+                }
+                busy--;
+                r = explore_slot_finish(x, which[k]);
+        }
+        for (size_t i = 0; i < x->jobs; i++)
+                if (slots[i].busy) {
+                        fault_run_job_abort(x->runner, &slots[i].job);
+                        explore_slot_clear(&slots[i]);
+                }
+        if (r == 0 && fault_run_got_signal)
+                return 130;
+        return r;
 }
 
 enum {
@@ -623,6 +772,7 @@ enum {
         ARG_DEPTH,
         ARG_THROUGH,
         ARG_NO_SYSCALLS,
+        ARG_JOBS,
 };
 
 int cmd_explore(int argc, char **argv) {
@@ -640,6 +790,7 @@ int cmd_explore(int argc, char **argv) {
                 { "depth",     required_argument, NULL, ARG_DEPTH },
                 { "through",   required_argument, NULL, ARG_THROUGH },
                 { "no-syscalls", no_argument,     NULL, ARG_NO_SYSCALLS },
+                { "jobs",      required_argument, NULL, ARG_JOBS },
                 GLOBAL_OPTIONS
         };
         _cleanup_(transport_freep) Transport *t = NULL;
@@ -666,7 +817,9 @@ int cmd_explore(int argc, char **argv) {
         Explore x;
         size_t n_before = 0, n_skipped_done = 0;
         json_object *reached = NULL;
-        uint64_t max_runs = EXPLORE_MAX_RUNS_DEFAULT, timeout = EXPLORE_TIMEOUT_DEFAULT;
+        uint64_t max_runs = EXPLORE_MAX_RUNS_DEFAULT, timeout = EXPLORE_TIMEOUT_DEFAULT, jobs = 0;
+        _cleanup_(sandbox_done) Sandbox sandbox = {};
+        SandboxRun box0 = SANDBOX_RUN_NULL;
         size_t n_globs = 0, n_functions = 0, denied = 0;
         struct sigaction old_int, old_term;
         bool per_call = false, lsm = false, tty, kmemleak;
@@ -741,6 +894,13 @@ int cmd_explore(int argc, char **argv) {
                         break;
                 case ARG_NO_SYSCALLS:
                         po.no_syscalls = true;
+                        break;
+                case ARG_JOBS:
+                        ret = parse_count_arg("--jobs", optarg, 1, &jobs);
+                        if (ret != 0)
+                                return ret;
+                        if (jobs > FAULT_RUN_JOBS_MAX)
+                                return usage_error("--jobs: at most %d runs side by side", FAULT_RUN_JOBS_MAX);
                         break;
                 case ARG_RESUME:
                         if (!*optarg)
@@ -820,6 +980,39 @@ int cmd_explore(int argc, char **argv) {
         } else
                 (void) kmemleak_clear();
 
+        /* Each run's directory, cgroup and mount namespace
+         * (explore-sandbox.h); --jobs N needs the cgroups. */
+        if (jobs == 0) {
+                long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+                jobs = cpus > 0 ? (uint64_t) cpus : 1;
+                if (jobs > FAULT_RUN_JOBS_MAX)
+                        jobs = FAULT_RUN_JOBS_MAX;
+        }
+        r = sandbox_init(&sandbox);
+        if (r < 0)
+                return report_error(NULL, r, "Cannot make explore's directory for its runs");
+        if (jobs > 1 && !sandbox.cgroup) {
+                fprintf(stderr, "explore: --jobs %" PRIu64 ": no cgroup of its own can be made for each run (%s; "
+                        "root, or a delegated cgroup such as a systemd user service's, can): the runs go one at a "
+                        "time (--jobs 1).\n", jobs, sandbox.cgroup_why ?: "unknown");
+                (void) json_append_string(notes, "runs one at a time: no cgroup can be made for each run");
+                jobs = 1;
+        }
+        sandbox.use_private_mounts = jobs > 1 && sandbox.private_mounts;
+        if (jobs > 1 && !sandbox.private_mounts) {
+                fprintf(stderr, "explore: no private mount namespace for the runs (unshare: not permitted): each "
+                        "run's $TMPDIR and $INJECTD_EXPLORE_RUN are its own directory, but /tmp, mounts and loop "
+                        "devices are shared by the runs side by side.\n");
+                (void) json_append_string(notes, "no private mount namespace per run: /tmp and mounts shared");
+        }
+        if (setup && sandbox.use_private_mounts)
+                fprintf(stderr, "explore: each run has its own /tmp: what --setup left in /tmp is not seen by the "
+                        "runs (leave what they share elsewhere, /var/tmp say).\n");
+        if (jobs > 1)
+                fprintf(stderr, "explore: up to %" PRIu64 " runs side by side, each in its own cgroup%s.\n", jobs,
+                        sandbox.use_private_mounts ? " and mount namespace, with its own /tmp" : "");
+
         /* 1. Discovery, unless an earlier explore of the same command made it. */
         if (resume_path) {
                 r = resume_load(resume_path, argv + optind, (size_t) (argc - optind), &resumed, &findings, runs);
@@ -838,7 +1031,12 @@ int cmd_explore(int argc, char **argv) {
         if (kmsg_fd >= 0)
                 (void) kmsg_drain_kernel(kmsg_fd, NULL, NULL);
         fprintf(stderr, "explore: discovery: running the command once, observing %zu functions...\n", n_functions);
-        r = observe_command(t, argv + optind, functions, n_functions, timeout, &disc);
+        /* In the runs' surroundings (run 0's), with nothing failed. */
+        r = sandbox_run_new(&sandbox, 0, &box0);
+        if (r < 0)
+                return report_error(NULL, r, "Cannot make the discovery's directory and cgroup");
+        r = observe_command(t, argv + optind, functions, n_functions, timeout, sandbox_run_prepare, &box0, &disc);
+        sandbox_run_done(&box0);
         if (r < 0)
                 return report_error(t, r, "Cannot run the discovery (Observe)");
         if (disc.error_name) {
@@ -894,6 +1092,7 @@ int cmd_explore(int argc, char **argv) {
                 .max_runs = max_runs, .timeout = timeout, .kmsg_fd = kmsg_fd,
                 .n_before = n_before, .runner = &runner, .report_path = report_path,
                 .windows = &windows, .kmemleak_scanned = now_usec(CLOCK_MONOTONIC),
+                .jobs = (size_t) jobs, .sandbox = &sandbox,
         };
         /* Saved before the first run: a kill during it still leaves the
          * discovery to resume from. */
@@ -904,7 +1103,7 @@ int cmd_explore(int argc, char **argv) {
         /* 3. The runs. */
         fault_run_catch_signals(&old_int, &old_term);
         x.started = now_usec(CLOCK_MONOTONIC);
-        r = plan_execute(&plan, explore_run, &x);
+        r = explore_execute(&x);
         /* The leaks of the runs since the last batch's scan; not after
          * Ctrl-C, which wants explore to stop now. */
         if (r == 0 && !fault_run_got_signal) {

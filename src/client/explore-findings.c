@@ -23,6 +23,7 @@ void findings_done(Findings *f) {
                 json_object_put(x->stack);
                 free(x->attributed);
                 free(x->comm);
+                json_object_put(x->candidates);
         }
         free(f->v);
         *f = (Findings) {};
@@ -70,6 +71,12 @@ int finding_set_attribution(Findings *f, size_t i, const char *how, int pid, con
         return (how && !x->attributed) || (comm && !x->comm) ? -ENOMEM : 0;
 }
 
+int finding_set_candidates(Findings *f, size_t i, json_object *candidates) {
+        json_object_put(f->v[i].candidates);
+        f->v[i].candidates = json_object_get(candidates);
+        return 0;
+}
+
 json_object *findings_json(const Findings *f) {
         json_object *a = json_object_new_array();
 
@@ -90,6 +97,7 @@ json_object *findings_json(const Findings *f) {
                                       JSON_PAIR_IF(x->attributed, JSON_PAIR_STRING("attributed", x->attributed)),
                                       JSON_PAIR_IF(x->pid > 0, JSON_PAIR_I64("pid", x->pid)),
                                       JSON_PAIR_IF(x->comm, JSON_PAIR_STRING("comm", x->comm)),
+                                      JSON_PAIR_IF(x->candidates, JSON_PAIR_REF("candidate_runs", x->candidates)),
                                       JSON_PAIR_STRING("report", x->report),
                                       JSON_BUILD_END) < 0 ||
                     json_append(a, o) < 0) {

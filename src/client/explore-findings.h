@@ -28,6 +28,7 @@ typedef struct Finding {
                                  * command's own (a crash, a hang) */
         int pid;                /* the task the report names; 0: none */
         char *comm;
+        json_object *candidates;        /* attributed "ambiguous": every run it may be of (numbers); else NULL */
 } Finding;
 
 typedef struct Findings {
@@ -45,6 +46,10 @@ int findings_add(Findings *f, const char *signature, const char *detector, const
 /* Says how the report of f->v[i] was tied to its run (Finding.attributed).
  * 0 or -ENOMEM. */
 int finding_set_attribution(Findings *f, size_t i, const char *how, int pid, const char *comm);
+
+/* The runs an "ambiguous" report may be of (a reference taken; NULL:
+ * none). 0. */
+int finding_set_candidates(Findings *f, size_t i, json_object *candidates);
 
 /* A new array of finding objects, or NULL when out of memory. */
 json_object *findings_json(const Findings *f);

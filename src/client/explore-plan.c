@@ -375,30 +375,15 @@ finish:
         return 0;
 }
 
-int plan_execute(Plan *p, PlanRunFn fn, void *userdata) {
-        for (size_t i = 0; i < p->n; i++) {
-                _cleanup_json_ json_object *refusal = NULL;
-                const char *function = p->v[i].function;
-                int r;
+int plan_refuse(Plan *p, size_t i, json_object *refusal) {
+        _cleanup_json_ json_object *r = refusal;
+        const char *function = p->v[i].function;
 
-                if (p->v[i].skipped)
-                        continue;
-                r = fn(&p->v[i], i, userdata, &refusal);
-                if (r != 0)
-                        return r;
-                if (!refusal) {
-                        p->n_made++;
-                        continue;
+        /* The same function's other runs would be refused too. */
+        for (size_t j = i; j < p->n; j++)
+                if (!p->v[j].skipped && strcmp(p->v[j].function, function) == 0) {
+                        p->v[j].skipped = true;
+                        p->n_skipped++;
                 }
-                /* Refused: the same function's other runs would be too. */
-                for (size_t j = i; j < p->n; j++)
-                        if (strcmp(p->v[j].function, function) == 0) {
-                                p->v[j].skipped = true;
-                                p->n_skipped++;
-                        }
-                r = json_append(p->refused, TAKE_PTR(refusal));
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        return json_append(p->refused, TAKE_PTR(r));
 }

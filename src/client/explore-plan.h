@@ -47,7 +47,7 @@ typedef struct Plan {
         PlanItem *v;
         size_t n;
         size_t n_total;                 /* before --max-runs */
-        size_t n_made;                  /* runs made by plan_execute() */
+        size_t n_made;                  /* runs made */
         size_t n_skipped;               /* runs skipped: their function refused */
         json_object *refused;           /* [{function, error, message}], these runs' own */
         uint64_t depth;                 /* calls per stack used (0: per call) */
@@ -81,12 +81,8 @@ bool plan_stack_is_syscall(const char *function, json_object *frames);
  * how many, deduplicated. */
 size_t plan_stack_picks(json_object *s, uint64_t depth, uint64_t *calls, uint64_t *stack_calls);
 
-/* One run of the plan: 0 when it was made, or when injectd refused to fail
- * item's function (*ret_refusal set: {function, error, message};
- * fault_run_refusal_is_functions() says which refusals these are); an exit
- * code (> 0) ends the plan. */
-typedef int (*PlanRunFn)(const PlanItem *item, size_t index, void *userdata, json_object **ret_refusal);
-
-/* Runs each item in turn with fn, skipping those of a function refused
- * before. Returns 0, fn's exit code, or a negative errno. */
-int plan_execute(Plan *p, PlanRunFn fn, void *userdata);
+/* injectd refused to fail item i's function (refusal, taken: {function,
+ * error, message}; fault_run_refusal_is_functions() says which refusals
+ * these are): item i and every later item of that function are skipped,
+ * and the refusal is kept in p->refused. Returns 0 or -ENOMEM. */
+int plan_refuse(Plan *p, size_t i, json_object *refusal);

@@ -25,6 +25,11 @@
 #define FAULT_RUN_FALLBACK_POLL_USEC (10 * 1000)          /* only without pidfds: wait_child() */
 #define FAULT_RUN_EVENT_WAIT_USEC (2 * USEC_PER_SEC)      /* for a fault or removal event to arrive */
 
+static char *mfree_str(char *p) {
+        free(p);
+        return NULL;
+}
+
 volatile sig_atomic_t fault_run_got_signal;
 
 static void on_signal(int sig) {
@@ -138,58 +143,67 @@ static json_object *fault_stack(EventWatcher *w, const char *id) {
         return json_object_new_array();
 }
 
-/* Waits for CMD's exit, reading its output, until deadline
- * (CLOCK_MONOTONIC) or SIGINT/SIGTERM. Every wake-up is an event: the
- * pidfd turns readable when CMD exits, the pipe when it writes, ppoll()'s
- * timeout is the deadline itself, and the signals are blocked but in
- * ppoll(), so one that comes between the check of fault_run_got_signal and the
- * wait still ends the wait. Without pidfd_open() (kernels before 5.3)
- * nothing tells of the exit of a CMD that closed its output, so the wait
- * is cut into FAULT_RUN_FALLBACK_POLL_USEC slices there only. Returns 1 when
- * CMD exited (*status), 0 when the deadline passed, -EINTR on a signal,
- * another -errno on failure. */
-static int wait_child(pid_t pid, Output *out, uint64_t deadline, int *status) {
-        _cleanup_close_ int pidfd = pidfd_open_pid(pid);
+/* Waits until one of the jobs' commands exits or passes its deadline
+ * (CLOCK_MONOTONIC), reading their output, or SIGINT/SIGTERM. Every
+ * wake-up is an event: a pidfd turns readable when its command exits, a
+ * pipe when it writes, ppoll()'s timeout is the nearest deadline itself,
+ * and the signals are blocked but in ppoll(), so one that comes between
+ * the check of fault_run_got_signal and the wait still ends the wait.
+ * Without pidfd_open() (kernels before 5.3) nothing tells of the exit of
+ * a CMD that closed its output, so the wait is cut into
+ * FAULT_RUN_FALLBACK_POLL_USEC slices there only. Returns the index of a
+ * job that ended (its state FAULT_RUN_EXITED or FAULT_RUN_HUNG), -EINTR
+ * on a signal, another -errno on failure. */
+int fault_run_wait_any(FaultRunJob *const *jobs, size_t n) {
+        struct pollfd fds[2 * FAULT_RUN_JOBS_MAX];
         sigset_t block, old_mask;
         int r;
 
+        if (n == 0 || n > FAULT_RUN_JOBS_MAX)
+                return -EINVAL;
         sigemptyset(&block);
         sigaddset(&block, SIGINT);
         sigaddset(&block, SIGTERM);
         (void) sigprocmask(SIG_BLOCK, &block, &old_mask);
         for (;;) {
-                struct pollfd fds[2] = {
-                        { .fd = pidfd, .events = POLLIN },
-                        { .fd = out->fd, .events = POLLIN },
-                };
-                pid_t p = waitpid(pid, status, WNOHANG);
-                uint64_t now, left;
+                uint64_t now, left = UINT64_MAX;
+                bool fallback = false;
                 struct timespec ts;
 
-                if (p == pid) {
-                        r = 1;
-                        break;
+                r = -EAGAIN;
+                now = now_usec(CLOCK_MONOTONIC);
+                for (size_t i = 0; i < n && r == -EAGAIN; i++) {
+                        FaultRunJob *j = jobs[i];
+                        pid_t p = waitpid(j->child.pid, &j->status, WNOHANG);
+
+                        if (p == j->child.pid) {
+                                j->state = FAULT_RUN_EXITED;
+                                r = (int) i;
+                        } else if (p < 0 && errno != EINTR)
+                                r = -errno;
+                        else {
+                                output_read(&j->out);
+                                if (now >= j->deadline) {
+                                        j->state = FAULT_RUN_HUNG;
+                                        r = (int) i;
+                                } else if (j->deadline - now < left)
+                                        left = j->deadline - now;
+                        }
+                        fds[2 * i] = (struct pollfd) { .fd = j->pidfd, .events = POLLIN };
+                        fds[2 * i + 1] = (struct pollfd) { .fd = j->out.fd, .events = POLLIN };
+                        fallback = fallback || j->pidfd < 0;
                 }
-                if (p < 0 && errno != EINTR) {
-                        r = -errno;
+                if (r != -EAGAIN)
                         break;
-                }
-                output_read(out);
                 if (fault_run_got_signal) {
                         r = -EINTR;
                         break;
                 }
-                now = now_usec(CLOCK_MONOTONIC);
-                if (now >= deadline) {
-                        r = 0;
-                        break;
-                }
-                left = deadline - now;
-                if (pidfd < 0 && left > FAULT_RUN_FALLBACK_POLL_USEC)
+                if (fallback && left > FAULT_RUN_FALLBACK_POLL_USEC)
                         left = FAULT_RUN_FALLBACK_POLL_USEC;
                 ts = (struct timespec) { .tv_sec = (time_t) (left / USEC_PER_SEC),
                                          .tv_nsec = (long) (left % USEC_PER_SEC) * 1000L };
-                (void) ppoll(fds, 2, &ts, &old_mask);
+                (void) ppoll(fds, 2 * n, &ts, &old_mask);
         }
         (void) sigprocmask(SIG_SETMASK, &old_mask, NULL);
         return r;
@@ -208,37 +222,44 @@ static pid_t last_pid_now(void) {
         return (pid_t) pid;
 }
 
-int fault_run_one(FaultRunner *fr, const FailSpec *spec, char **cmd, uint64_t n, FaultRun *run) {
-        Transport *t = fr->t;
-        _cleanup_free_ char *id = NULL;
-        _cleanup_json_ json_object *req = NULL, *doc = NULL;
-        EventWatcher *w;
-        HeldChild child = HELD_CHILD_NULL;
-        Output out = { .fd = -1 };
-        FailSpec s = *spec;
-        uint64_t start, deadline;
-        int pipefd[2], status = 0, exec_errno = 0, r, ret = 0;
+void fault_run_job_abort(FaultRunner *fr, FaultRunJob *j) {
+        held_child_kill(&j->child, true);
+        if (j->id)
+                (void) transport_cancel(fr->t, j->id);
+        j->id = mfree_str(j->id);
+        j->out.fd = safe_close(j->out.fd);
+        j->pidfd = safe_close(j->pidfd);
+        j->state = FAULT_RUN_IDLE;
+}
 
+int fault_run_start(FaultRunner *fr, const FailSpec *spec, char **cmd, uint64_t n, int (*prepare)(void *userdata),
+                    void *userdata, FaultRunJob *j, FaultRun *run) {
+        Transport *t = fr->t;
+        _cleanup_json_ json_object *req = NULL;
+        FailSpec s = *spec;
+        int pipefd[2], exec_errno = 0, r, ret = 0;
+
+        *j = (FaultRunJob) { .child = HELD_CHILD_NULL, .out = { .fd = -1 }, .pidfd = -1, .run = run };
         *run = (FaultRun) { .n = n, .exit_status = -1, .kernel = json_object_new_array() };
         if (pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) < 0)
                 return report_error(NULL, -errno, "Cannot make a pipe");
-        r = held_child_spawn(cmd, true, pipefd[1], &child);
+        r = held_child_spawn_prepared(cmd, true, pipefd[1], prepare, userdata, &j->child);
         (void) close(pipefd[1]);
-        out.fd = pipefd[0];
+        j->out.fd = pipefd[0];
         if (r < 0) {
-                (void) safe_close(out.fd);
+                j->out.fd = safe_close(j->out.fd);
                 return report_error(NULL, r, "Cannot start the command");
         }
 
         s.has_after = true;
         s.after = n;
         s.times = 1;
-        req = fail_spec_request(t, &s, child.pid, 0);
+        req = fail_spec_request(t, &s, j->child.pid, 0);
         if (!req) {
                 ret = report_error(NULL, -ENOMEM, "Out of memory");
                 goto kill;
         }
-        r = transport_inject(t, req, &id, NULL, NULL);
+        r = transport_inject(t, req, &j->id, NULL, NULL);
         if (r == -EREMOTEIO && fr->refusal_is_result && fault_run_refusal_is_functions(transport_error_name(t))) {
                 if (json_build_object(&run->refusal,
                                       JSON_PAIR_STRING("function", spec->function),
@@ -264,12 +285,11 @@ int fault_run_one(FaultRunner *fr, const FailSpec *spec, char **cmd, uint64_t n,
                         fprintf(stderr, "injectctl: Cannot follow injectd's events on its Varlink socket (%s): "
                                 "the report will have no kernel stacks.\n", strerror(-r));
         }
-        w = fr->watcher;
 
-        start = now_usec(CLOCK_MONOTONIC);
-        run->start_usec = start;
-        run->pid = child.pid;
-        r = held_child_release(&child, &exec_errno);
+        j->pidfd = pidfd_open_pid(j->child.pid);
+        run->start_usec = now_usec(CLOCK_MONOTONIC);
+        run->pid = j->child.pid;
+        r = held_child_release(&j->child, &exec_errno);
         /* The fault may be exec's own (explore fails every call it finds,
          * execve's too): then the failed exec is what the run did. */
         if (r >= 0 && exec_errno && fr->exec_failure_is_result)
@@ -280,33 +300,43 @@ int fault_run_one(FaultRunner *fr, const FailSpec *spec, char **cmd, uint64_t n,
                 ret = 127;
                 goto kill;
         }
-        deadline = start + fr->timeout;
-        r = wait_child(child.pid, &out, deadline, &status);
-        if (r == -EINTR)
-                goto kill;
-        if (r < 0) {
-                ret = report_error(NULL, r, "Cannot wait for the command");
-                goto kill;
-        }
-        run->hung = r == 0;
+        j->deadline = run->start_usec + fr->timeout;
+        j->state = FAULT_RUN_RUNNING;
+        return 0;
+
+kill:
+        fault_run_job_abort(fr, j);
+        return ret;
+}
+
+int fault_run_finish(FaultRunner *fr, FaultRunJob *j) {
+        _cleanup_json_ json_object *doc = NULL;
+        _cleanup_free_ char *id = TAKE_PTR(j->id);
+        FaultRun *run = j->run;
+        EventWatcher *w = fr->watcher;
+
+        run->hung = j->state == FAULT_RUN_HUNG;
         run->end_usec = now_usec(CLOCK_MONOTONIC);
-        run->duration_usec = run->end_usec - start;
+        run->duration_usec = run->end_usec - run->start_usec;
         /* Before the kill: what the tree forked, it forked by now. */
         run->last_pid = last_pid_now();
         if (!run->hung) {
-                if (WIFSIGNALED(status))
-                        run->signal = WTERMSIG(status);
+                if (WIFSIGNALED(j->status))
+                        run->signal = WTERMSIG(j->status);
                 else
-                        run->exit_status = exit_code_from_status(status);
+                        run->exit_status = exit_code_from_status(j->status);
         }
-        /* Whatever CMD left running (or all of it, when it hung) goes now. */
-        (void) kill(-child.pid, SIGKILL);
+        /* Whatever CMD left running (or all of it, when it hung) goes now;
+         * what left its process group too goes with its cgroup (explore). */
+        (void) kill(-j->child.pid, SIGKILL);
         if (run->hung)
-                held_child_kill(&child, true);
-        held_child_done(&child);
-        output_read(&out);
+                held_child_kill(&j->child, true);
+        held_child_done(&j->child);
+        output_read(&j->out);
+        j->pidfd = safe_close(j->pidfd);
+        j->state = FAULT_RUN_IDLE;
 
-        doc = final_document(t, w, id);
+        doc = final_document(fr->t, w, id);
         if (doc) {
                 (void) json_get_u64(doc, "calls_matched", 0, UINT64_MAX, &run->calls_matched);
                 (void) json_get_u64(doc, "faults_injected", 0, UINT64_MAX, &run->faults_injected);
@@ -315,20 +345,32 @@ int fault_run_one(FaultRunner *fr, const FailSpec *spec, char **cmd, uint64_t n,
         }
         run->stack = run->fired ? fault_stack(w, id) : json_object_new_array();
         event_watcher_forget(w, id);
-        run->output = output_json(&out);
-        (void) safe_close(out.fd);
+        run->output = output_json(&j->out);
+        j->out.fd = safe_close(j->out.fd);
         if (!doc) {
                 fprintf(stderr, "injectctl: Cannot read the counters of injection %s\n", id);
                 return EXIT_REFUSED;
         }
         return 0;
+}
 
-kill:
-        held_child_kill(&child, true);
-        if (id)
-                (void) transport_cancel(t, id);
-        (void) safe_close(out.fd);
-        return ret;
+int fault_run_one(FaultRunner *fr, const FailSpec *spec, char **cmd, uint64_t n, FaultRun *run) {
+        FaultRunJob j, *jobs[1] = { &j };
+        int r;
+
+        r = fault_run_start(fr, spec, cmd, n, NULL, NULL, &j, run);
+        if (r != 0 || j.state != FAULT_RUN_RUNNING)
+                return r;
+        r = fault_run_wait_any(jobs, 1);
+        if (r == -EINTR) {
+                fault_run_job_abort(fr, &j);
+                return 0;
+        }
+        if (r < 0) {
+                fault_run_job_abort(fr, &j);
+                return report_error(NULL, r, "Cannot wait for the command");
+        }
+        return fault_run_finish(fr, &j);
 }
 
 bool fault_run_refusal_is_functions(const char *error_name) {

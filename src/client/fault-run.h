@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "event-watcher.h"
+#include "held-child.h"
 #include "spec.h"
 #include "transport.h"
 
@@ -81,6 +82,42 @@ typedef struct FaultRun {
  * it returns 0 with a partial run. */
 int fault_run_one(FaultRunner *fr, const FailSpec *spec, char **cmd, uint64_t n, FaultRun *run);
 void fault_run_clear(FaultRun *r);
+
+/* The same in steps, for runs side by side (explore --jobs). */
+#define FAULT_RUN_JOBS_MAX 64
+typedef enum FaultRunState {
+        FAULT_RUN_IDLE,         /* not started, refused, or finished */
+        FAULT_RUN_RUNNING,
+        FAULT_RUN_EXITED,       /* its root exited: fault_run_finish() */
+        FAULT_RUN_HUNG,         /* its deadline passed: fault_run_finish() kills it */
+} FaultRunState;
+
+typedef struct FaultRunJob {
+        HeldChild child;
+        Output out;
+        int pidfd;
+        char *id;               /* the injection's */
+        FaultRun *run;
+        uint64_t deadline;
+        int status;
+        FaultRunState state;
+} FaultRunJob;
+
+/* Spawns cmd (prepare(userdata), when not NULL, called in the child before
+ * it is held: held_child_spawn_prepared()), arms the injection on its pid
+ * and releases it: j->state is FAULT_RUN_RUNNING. Or 0 with j->state
+ * FAULT_RUN_IDLE and run->refusal set (injectd refused the function), or
+ * an exit code (> 0) after saying why. */
+int fault_run_start(FaultRunner *fr, const FailSpec *spec, char **cmd, uint64_t n, int (*prepare)(void *userdata),
+                    void *userdata, FaultRunJob *j, FaultRun *run);
+/* The index of a job (of n <= FAULT_RUN_JOBS_MAX running ones) that exited
+ * or passed its deadline; -EINTR after SIGINT/SIGTERM; another -errno. */
+int fault_run_wait_any(FaultRunJob *const *jobs, size_t n);
+/* Fills its run: how it ended, kills its process group, reads the
+ * injection's counters and the failed call's stack. 0 or an exit code. */
+int fault_run_finish(FaultRunner *fr, FaultRunJob *j);
+/* Kills it and cancels its injection; its run is not filled in. */
+void fault_run_job_abort(FaultRunner *fr, FaultRunJob *j);
 
 /* Whether a refusal of an injection by injectd (its error's short name,
  * such as "NotInjectable") is about the function alone: explore skips that

@@ -13,6 +13,11 @@
 #include "held-child.h"
 
 int held_child_spawn(char *const *argv, bool own_group, int output_fd, HeldChild *ret) {
+        return held_child_spawn_prepared(argv, own_group, output_fd, NULL, NULL, ret);
+}
+
+int held_child_spawn_prepared(char *const *argv, bool own_group, int output_fd, int (*prepare)(void *userdata),
+                              void *userdata, HeldChild *ret) {
         int go[2], err[2];
         pid_t pid, parent = getpid();
 
@@ -53,10 +58,15 @@ int held_child_spawn(char *const *argv, bool own_group, int output_fd, HeldChild
                 }
                 if (output_fd >= 0 && (dup2(output_fd, STDOUT_FILENO) < 0 || dup2(output_fd, STDERR_FILENO) < 0))
                         _exit(127);
+                /* Before the hold: nothing armed on our pid sees it. A
+                 * failure is told as exec's would be, after the release. */
+                e = prepare ? -prepare(userdata) : 0;
                 if (read(go[0], &byte, 1) != 1)
                         _exit(127);     /* the parent gave up */
-                (void) execvp(argv[0], argv);
-                e = errno;
+                if (e <= 0) {
+                        (void) execvp(argv[0], argv);
+                        e = errno;
+                }
                 (void) write(err[1], &e, sizeof(e));
                 _exit(127);
         }

@@ -21,6 +21,11 @@ typedef struct HeldChild {
  * killed (SIGKILL) when its parent dies. output_fd
  * >= 0 becomes its stdout and stderr; -1 leaves ours. */
 int held_child_spawn(char *const *argv, bool own_group, int output_fd, HeldChild *ret);
+/* The same, with prepare(userdata) called in the child before it is held
+ * (explore's per-run cgroup, mount namespace and environment): its
+ * negative errno is returned by held_child_release() as exec's would be. */
+int held_child_spawn_prepared(char *const *argv, bool own_group, int output_fd, int (*prepare)(void *userdata),
+                              void *userdata, HeldChild *ret);
 
 /* Lets it exec. *ret_exec_errno: 0, or why execvp() failed. */
 int held_child_release(HeldChild *c, int *ret_exec_errno);

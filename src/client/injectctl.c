@@ -60,7 +60,7 @@ static void help(void) {
                "  explore [--functions GLOB]... [--lsm] [--max-runs N] [--per stack|call]\n"
                "          [--depth K] [--through GLOB]... [--no-syscalls]\n"
                "          [--timeout DUR] [--report FILE] [--html FILE] [--resume FILE]\n"
-               "          [--setup SHELLCMD] [--cleanup SHELLCMD] -- CMD [ARG...]\n"
+               "          [--setup SHELLCMD] [--cleanup SHELLCMD] [--jobs N] -- CMD [ARG...]\n"
                "                              Find the injectable calls CMD makes, fail each\n"
                "                              in a run of its own, and report what the\n"
                "                              kernel's detectors (KASAN, kmemleak, WARN,\n"

@@ -46,14 +46,14 @@ static int on_observing(json_object *observing, void *userdata) {
 }
 
 int observe_command(Transport *t, char **cmd, const char *const *functions, size_t n, uint64_t timeout,
-                    ObserveOutcome *ret) {
+                    int (*prepare)(void *userdata), void *userdata, ObserveOutcome *ret) {
         _cleanup_json_ json_object *request = NULL;
         HeldChild child = HELD_CHILD_NULL;
         ObserveOutcome out = {};
         Call call = { .child = &child, .out = &out };
         int r;
 
-        r = held_child_spawn(cmd, true, STDERR_FILENO, &child);
+        r = held_child_spawn_prepared(cmd, true, STDERR_FILENO, prepare, userdata, &child);
         if (r < 0)
                 return r;
         /* The transport sends the pid as a pidfd. */

@@ -27,6 +27,8 @@ void observe_outcome_done(ObserveOutcome *o);
  * observation of functions[0..n) for at most timeout µs, through t (busy
  * until this returns). Returns 0 with *ret filled
  * (a refusal too: then error_name is set and CMD never ran), or a
- * negative errno. Whatever CMD left running is killed before it returns. */
+ * negative errno. Whatever CMD left running is killed before it returns.
+ * prepare(userdata), when not NULL, runs in the child before it is held
+ * (held_child_spawn_prepared()). */
 int observe_command(Transport *t, char **cmd, const char *const *functions, size_t n, uint64_t timeout,
-                    ObserveOutcome *ret);
+                    int (*prepare)(void *userdata), void *userdata, ObserveOutcome *ret);

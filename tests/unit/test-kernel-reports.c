@@ -189,6 +189,109 @@ static void test_attribution(void) {
         ASSERT_STREQ(how, "pid");
 }
 
+/* Runs side by side (explore --jobs): their pid ranges overlap. Run 1:
+ * root 100, 1 s to 5 s, last pid 150; run 2: root 105, 2 s to 4 s, last
+ * pid 140 (it ended first, and was added first); run 3 started after
+ * both ended, one at a time again. */
+static void test_attribution_overlap(void) {
+        _cleanup_(run_windows_done) RunWindows w = {};
+        _cleanup_(findings_done) Findings f = {};
+        _cleanup_(kernel_reports_done) KernelReports k = {};
+        const pid_t seen[] = { 133 };
+        Attribution a;
+        size_t n_new = 0, before = 0;
+
+        ASSERT_EQ(run_windows_add(&w, &(RunWindow) { .run = 1, .function = (char *) "f1", .reproducer = (char *) "r1",
+                                                     .start_usec = 1 * USEC_PER_SEC, .pid = 100, .running = true }), 0);
+        ASSERT_EQ(run_windows_add(&w, &(RunWindow) { .run = 2, .function = (char *) "f2", .reproducer = (char *) "r2",
+                                                     .start_usec = 2 * USEC_PER_SEC, .pid = 105, .running = true }), 0);
+        /* While both are under way: a root is exact, another pid of both
+         * open ranges is ambiguous, one below run 2's root is run 1's. */
+        ASSERT_TRUE(run_windows_attribute_full(&w, 105, 0, 0, &a));
+        ASSERT_EQ(a.run->run, 2u);
+        ASSERT_STREQ(a.how, "pid");
+        ASSERT_EQ(a.n_candidates, 0u);
+        ASSERT_TRUE(run_windows_attribute_full(&w, 120, 0, 0, &a));
+        ASSERT_STREQ(a.how, "ambiguous");
+        ASSERT_EQ(a.n_candidates, 2u);
+        ASSERT_EQ(a.candidates[0], 1u);
+        ASSERT_EQ(a.candidates[1], 2u);
+        ASSERT_EQ(a.run->run, 1u);
+        ASSERT_TRUE(run_windows_attribute_full(&w, 102, 0, 0, &a));
+        ASSERT_EQ(a.run->run, 1u);
+        ASSERT_STREQ(a.how, "pid");
+        /* Alive, its cgroup says run 2. */
+        ASSERT_TRUE(run_windows_attribute_full(&w, 120, 0, 2, &a));
+        ASSERT_EQ(a.run->run, 2u);
+        ASSERT_STREQ(a.how, "pid");
+        ASSERT_EQ(a.n_candidates, 0u);
+
+        /* Run 2 ends first (pid 133 was in its cgroup then), then run 1. */
+        ASSERT_EQ(run_windows_end(&w, 2, 4 * USEC_PER_SEC, 140, seen, 1, NULL), 0);
+        ASSERT_EQ(run_windows_end(&w, 1, 5 * USEC_PER_SEC, 150, NULL, 0, NULL), 0);
+        ASSERT_EQ(run_windows_end(&w, 9, 5 * USEC_PER_SEC, 150, NULL, 0, NULL), -ENOENT);
+        /* Run 1's root, read after both ended: run 1's, although run 2's
+         * range (105-140) does not hold it and run 1 was added first;
+         * run 2's root is run 2's, although run 1's range holds it (the
+         * old method, latest range first, gave it to neither reliably). */
+        ASSERT_TRUE(run_windows_attribute_full(&w, 100, 3 * USEC_PER_SEC, 0, &a));
+        ASSERT_EQ(a.run->run, 1u);
+        ASSERT_TRUE(run_windows_attribute_full(&w, 105, 3 * USEC_PER_SEC, 0, &a));
+        ASSERT_EQ(a.run->run, 2u);
+        ASSERT_STREQ(a.how, "pid");
+        /* Seen in run 2's cgroup at its end. */
+        ASSERT_TRUE(run_windows_attribute_full(&w, 133, 3 * USEC_PER_SEC, 0, &a));
+        ASSERT_EQ(a.run->run, 2u);
+        ASSERT_STREQ(a.how, "pid");
+        /* Seen nowhere, in both ranges: both named, none guessed. */
+        ASSERT_TRUE(run_windows_attribute_full(&w, 120, 3 * USEC_PER_SEC, 0, &a));
+        ASSERT_STREQ(a.how, "ambiguous");
+        ASSERT_EQ(a.n_candidates, 2u);
+        ASSERT_EQ(a.candidates[0], 1u);
+        ASSERT_EQ(a.candidates[1], 2u);
+        /* In run 1's range only (141-150): run 1's. */
+        ASSERT_TRUE(run_windows_attribute_full(&w, 145, 3 * USEC_PER_SEC, 0, &a));
+        ASSERT_EQ(a.run->run, 1u);
+        ASSERT_STREQ(a.how, "pid");
+        ASSERT_EQ(a.n_candidates, 0u);
+
+        /* Run 3, one at a time after them: pid 160 to 170. A pid reused
+         * from an earlier range after a wrap is the latest run's when
+         * the runs did not overlap (jobs=1's rule). */
+        ASSERT_EQ(run_windows_add(&w, &(RunWindow) { .run = 3, .function = (char *) "f3", .reproducer = (char *) "r3",
+                                                     .start_usec = 30 * USEC_PER_SEC, .end_usec = 31 * USEC_PER_SEC,
+                                                     .pid = 160, .last_pid = 125 }), 0);
+        ASSERT_TRUE(run_windows_attribute_full(&w, 120, 0, 0, &a));
+        ASSERT_EQ(a.run->run, 3u);
+        ASSERT_STREQ(a.how, "pid");
+        ASSERT_EQ(a.n_candidates, 0u);
+
+        /* Recorded: the ambiguous finding names both runs, in the report too. */
+        k.v = calloc(2, sizeof(*k.v));
+        ASSERT_TRUE(k.v);
+        k.n = 2;
+        k.v[0] = (KernelReport) { .detector = strdup("kasan"), .title = strdup("BUG: KASAN: x"),
+                                  .signature = strdup("kasan: x"), .text = strdup("t"), .pid = 120,
+                                  .comm = strdup("sh"), .time_usec = 3 * USEC_PER_SEC };
+        k.v[1] = (KernelReport) { .detector = strdup("kmemleak"), .title = strdup("leak"),
+                                  .signature = strdup("kmemleak: y"), .text = strdup("t"), .pid = 105,
+                                  .comm = strdup("sh"), .time_usec = 3 * USEC_PER_SEC };
+        w.v[0].reports = json_object_new_array();
+        w.v[1].reports = json_object_new_array();
+        w.v[2].reports = json_object_new_array();
+        ASSERT_EQ(run_windows_record(&w, &k, 0, false, &f, &n_new, &before), 0);
+        ASSERT_EQ(n_new, 2u);
+        ASSERT_STREQ(f.v[0].attributed, "ambiguous");
+        ASSERT_TRUE(f.v[0].candidates);
+        ASSERT_STREQ(json_object_to_json_string(f.v[0].candidates), "[ 1, 2 ]");
+        ASSERT_EQ(f.v[0].first_run, 1u);
+        ASSERT_STREQ(f.v[1].attributed, "pid");
+        ASSERT_EQ(f.v[1].first_run, 2u);
+        ASSERT_STREQ(f.v[1].function, "f2");
+        ASSERT_TRUE(!f.v[1].candidates);
+        ASSERT_EQ(json_object_array_length(w.v[1].reports), 1u);
+}
+
 static void test_findings(void) {
         _cleanup_(findings_done) Findings f = {};
         _cleanup_free_ char *repro = NULL;
@@ -215,6 +318,7 @@ int main(void) {
         test_kmemleak_signature();
         test_task();
         test_attribution();
+        test_attribution_overlap();
         test_findings();
         return 0;
 }

@@ -11,6 +11,9 @@
 # withholds from her; the HTML report is one file that refers to nothing
 # outside it; Observe refuses another user's process and
 # functions the policy does not grant.
+# Every explore here runs --jobs 1: these check one run at a time (their
+# order, each run's own time, --setup's files in the shared /tmp);
+# tests/vm/test-explore-jobs*.sh check runs side by side.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-daemon.sh"
 
@@ -35,7 +38,7 @@ report=/tmp/explore-123.json
 log "explore scenarios 1 to 3: kmemleak, KASAN and WARN each after failing its step"
 rc=0
 start=$(date +%s)
-"$INJECTCTL" --varlink explore --functions 'injectd_test_*' --report "$report" --html /tmp/explore-123.html \
+"$INJECTCTL" --varlink explore --jobs 1 --functions 'injectd_test_*' --report "$report" --html /tmp/explore-123.html \
     -- sh -c "$scen_cmd" >/tmp/explore-123.out 2>/tmp/explore-123.err || rc=$?
 log "explore of scenarios 1 to 3: $(($(date +%s) - start)) s"
 cat /tmp/explore-123.err /tmp/explore-123.out >&2
@@ -99,7 +102,7 @@ fi
 
 log "explore scenario 4: a correct error path, no finding"
 rc=0
-"$INJECTCTL" --varlink explore --functions 'injectd_test_*' --report /tmp/explore-4.json \
+"$INJECTCTL" --varlink explore --jobs 1 --functions 'injectd_test_*' --report /tmp/explore-4.json \
     -- sh -c 'echo 4 > /dev/injectd_test' >/tmp/explore-4.out 2>/tmp/explore-4.err || rc=$?
 cat /tmp/explore-4.err /tmp/explore-4.out >&2
 assert_eq 0 "$rc" "explore's exit status without a finding"
@@ -119,7 +122,7 @@ attr_cmd=(sh -c 's=$(date +%s%N); for i in 1 2 3; do echo 1 > /dev/injectd_test 
     echo 2 > /dev/injectd_test || true; e=$(date +%s%N); echo "own-usec $(((e - s) / 1000))"')
 rc=0
 start=$(date +%s)
-"$INJECTCTL" --varlink explore --functions 'injectd_test_alloc_step' --functions 'injectd_test_register_step' \
+"$INJECTCTL" --varlink explore --jobs 1 --functions 'injectd_test_alloc_step' --functions 'injectd_test_register_step' \
     --per call --report /tmp/explore-attr.json -- "${attr_cmd[@]}" >/tmp/explore-attr.out 2>/tmp/explore-attr.err || rc=$?
 log "explore with 4 runs and its one kmemleak collection: $(($(date +%s) - start)) s"
 cat /tmp/explore-attr.err /tmp/explore-attr.out >&2
@@ -172,7 +175,7 @@ done
 log "--setup and --cleanup: once each, never failed"
 rm -f /tmp/setup-made /tmp/setup-count /tmp/cleanup-count
 rc=0
-"$INJECTCTL" --varlink explore --functions 'injectd_test_*' --report /tmp/explore-setup.json \
+"$INJECTCTL" --varlink explore --jobs 1 --functions 'injectd_test_*' --report /tmp/explore-setup.json \
     --setup 'echo 4 > /dev/injectd_test && echo made > /tmp/setup-made && echo x >> /tmp/setup-count' \
     --cleanup 'echo x >> /tmp/cleanup-count' \
     -- sh -c 'cat /tmp/setup-made; echo 4 > /dev/injectd_test' >/tmp/explore-setup.out 2>/tmp/explore-setup.err || rc=$?
@@ -187,7 +190,7 @@ runs=$(jq '.runs | length' /tmp/explore-setup.json)
 assert_eq "$runs" "$(jq '[.runs[] | select(.output | contains("made"))] | length' /tmp/explore-setup.json)" \
     "runs that saw what --setup made"
 rc=0
-err=$("$INJECTCTL" --varlink explore --functions 'injectd_test_*' --setup 'exit 3' --cleanup 'echo x >> /tmp/cleanup-count' \
+err=$("$INJECTCTL" --varlink explore --jobs 1 --functions 'injectd_test_*' --setup 'exit 3' --cleanup 'echo x >> /tmp/cleanup-count' \
     -- true 2>&1) || rc=$?
 assert_eq 1 "$rc" "explore with a --setup that fails"
 assert_contains "$err" "--setup failed (exit status 3): nothing explored" "the refusal"
@@ -199,7 +202,7 @@ assert_eq 2 "$(wc -l </tmp/cleanup-count)" "--cleanup after a failed --setup"
 # it by one: discovery must report it by that name, the one Inject takes.
 log "discovery names an aliased function as the error-injection list does"
 rc=0
-"$INJECTCTL" --varlink explore --functions '__do_sys_getegid' --max-runs 1 --report /tmp/explore-alias.json \
+"$INJECTCTL" --varlink explore --jobs 1 --functions '__do_sys_getegid' --max-runs 1 --report /tmp/explore-alias.json \
     -- id >/dev/null 2>/tmp/explore-alias.err || rc=$?
 cat /tmp/explore-alias.err >&2
 assert_eq 0 "$rc" "explore's exit status (failing getegid)"
@@ -211,14 +214,14 @@ assert_eq '[true]' "$(jq -c '[.runs[].fired]' /tmp/explore-alias.json)" "the run
 # failed with EACCES through fmod_ret.
 log "--lsm: an LSM hook observed and failed"
 rc=0
-"$INJECTCTL" --varlink explore --lsm --functions 'security_file_open' --max-runs 1 --report /tmp/explore-lsm.json \
+"$INJECTCTL" --varlink explore --jobs 1 --lsm --functions 'security_file_open' --max-runs 1 --report /tmp/explore-lsm.json \
     -- cat /etc/hostname >/dev/null 2>/tmp/explore-lsm.err || rc=$?
 cat /tmp/explore-lsm.err >&2
 assert_eq 0 "$rc" "explore --lsm's exit status"
 assert_eq '["security_file_open"]' "$(jq -c '[.reached[].function]' /tmp/explore-lsm.json)" "the hook reached"
 assert_eq '[true]' "$(jq -c '[.runs[].fired]' /tmp/explore-lsm.json)" "the run failed security_file_open"
 assert_fails_with "the LSM hooks are observed only with --lsm" \
-    "$INJECTCTL" --varlink explore --functions 'security_file_open' -- true
+    "$INJECTCTL" --varlink explore --jobs 1 --functions 'security_file_open' -- true
 
 # Killed outright mid-plan, then resumed: the report is saved after each
 # run, the runs made are not made again, and the kill leaves nothing
@@ -233,7 +236,7 @@ no_injections() { [[ $(injections_left) == 0 ]]; }
 gone() { ! pgrep -f -- "$1" >/dev/null; }
 log "explore killed (SIGKILL) after its first run, then --resume"
 rm -f /tmp/explore-kill.json
-"$INJECTCTL" --varlink explore --functions 'injectd_test_check_step' --per call --report /tmp/explore-kill.json \
+"$INJECTCTL" --varlink explore --jobs 1 --functions 'injectd_test_check_step' --per call --report /tmp/explore-kill.json \
     -- "${kill_cmd[@]}" >/dev/null 2>/tmp/explore-kill.err &
 pid=$!
 wait_until 300 runs_saved /tmp/explore-kill.json
@@ -249,7 +252,7 @@ wait_until 120 gone 'sleep 2.9'
 cp /tmp/explore-kill.json /tmp/explore-kill-before.json
 n_before=$(jq '.runs | length' /tmp/explore-kill-before.json)
 rc=0
-"$INJECTCTL" --varlink explore --functions 'injectd_test_check_step' --per call --resume /tmp/explore-kill.json \
+"$INJECTCTL" --varlink explore --jobs 1 --functions 'injectd_test_check_step' --per call --resume /tmp/explore-kill.json \
     -- "${kill_cmd[@]}" >/dev/null 2>/tmp/explore-kill2.err || rc=$?
 cat /tmp/explore-kill2.err >&2
 assert_eq 0 "$rc" "exit status of the resumed explore"
@@ -270,7 +273,7 @@ assert_eq 0 "$(injections_left)" "injections left after the resumed explore"
 log "explore interrupted (SIGINT) during its runs"
 rm -f /tmp/explore-int.json
 # shellcheck disable=SC2016
-"$INJECTCTL" --varlink explore --functions 'injectd_test_check_step' --per call --report /tmp/explore-int.json \
+"$INJECTCTL" --varlink explore --jobs 1 --functions 'injectd_test_check_step' --per call --report /tmp/explore-int.json \
     -- sh -c 'for i in 1 2 3; do echo 4 > /dev/injectd_test || true; done; sleep 2.8; echo "$0"' explore-int \
     >/dev/null 2>/tmp/explore-int.err &
 pid=$!
@@ -285,7 +288,7 @@ assert_eq 0 "$(injections_left)" "injections left after SIGINT"
 gone explore-int || fail "CMD's processes left after SIGINT: $(pgrep -af explore-int)"
 gone 'sleep 2.8' || fail "CMD's processes left after SIGINT: $(pgrep -af 'sleep 2.8')"
 rc=0
-err=$("$INJECTCTL" --varlink explore --resume /tmp/explore-4.json -- sh -c 'echo 3 > /dev/injectd_test' 2>&1) || rc=$?
+err=$("$INJECTCTL" --varlink explore --jobs 1 --resume /tmp/explore-4.json -- sh -c 'echo 3 > /dev/injectd_test' 2>&1) || rc=$?
 assert_eq 1 "$rc" "--resume with another command"
 assert_contains "$err" "is not the report of an explore of this command" "the refusal"
 
@@ -293,7 +296,7 @@ assert_contains "$err" "is not the report of an explore of this command" "the re
 # hundreds; what ftrace cannot trace is skipped with its reason.
 log "discovery over every injectable function (--max-runs 0)"
 rc=0
-"$INJECTCTL" --varlink explore --max-runs 0 --report /tmp/explore-all.json \
+"$INJECTCTL" --varlink explore --jobs 1 --max-runs 0 --report /tmp/explore-all.json \
     -- sh -c 'echo 4 > /dev/injectd_test' >/dev/null 2>/tmp/explore-all.err || rc=$?
 cat /tmp/explore-all.err >&2
 assert_eq 0 "$rc" "exit status of a discovery alone"
@@ -326,7 +329,7 @@ JSON
 chmod 0644 /etc/injectd/policy.d/50-explore.json
 "$INJECTCTL" reload-policy >/dev/null
 rc=0
-as alice "$INJECTCTL" --varlink explore --functions 'injectd_test_*' --report /tmp/explore-alice.json \
+as alice "$INJECTCTL" --varlink explore --jobs 1 --functions 'injectd_test_*' --report /tmp/explore-alice.json \
     -- sh -c 'echo 3 > /dev/injectd_test' >/tmp/explore-alice.out 2>/tmp/explore-alice.err || rc=$?
 cat /tmp/explore-alice.err >&2
 assert_eq 1 "$rc" "alice's explore, with a finding"
@@ -339,7 +342,7 @@ assert_contains "$(cat /tmp/explore-alice.err)" "kmemleak is not available" "wha
 log "alice with kernel.dmesg_restrict=1: the kernel log is withheld, and she is told"
 sysctl -q kernel.dmesg_restrict=1
 rc=0
-as alice "$INJECTCTL" --varlink explore --functions 'injectd_test_*' --report /tmp/explore-alice2.json \
+as alice "$INJECTCTL" --varlink explore --jobs 1 --functions 'injectd_test_*' --report /tmp/explore-alice2.json \
     -- sh -c 'echo 3 > /dev/injectd_test' >/dev/null 2>/tmp/explore-alice2.err || rc=$?
 sysctl -q kernel.dmesg_restrict=0
 assert_eq 0 "$rc" "alice's explore without the kernel log: nothing she can see"
