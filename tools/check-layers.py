@@ -97,7 +97,7 @@ ORDER = {
         "dlopen-libsystemd", "explore-findings", "explore-html", "explore-plan", "explore-sandbox", "held-child",
         "explore-setup", "kmsg", "kernel-reports", "explore-attribution", "spec", "transport",
         "event-watcher", "observe-call", "spec-request", "transport-bus", "transport-bus-watch",
-        "transport-varlink", "cmd-run", "fault-run", "cmd-caps", "cmd-explore", "cmd-failcmd",
+        "transport-varlink", "cli", "cmd-run", "fault-run", "explore-print", "explore", "cmd-caps", "cmd-explore", "cmd-failcmd",
         "cmd-inject", "cmd-list", "cmd-sweep", "injectctl"
     ],
 }
@@ -129,14 +129,6 @@ KNOWN = {
     "src/daemon/manage.h -> manager",  # includes "manager.h"
     "src/daemon/manager-listeners.h -> manager",  # includes "manager.h"
     "src/daemon/manager.c -> request-pipeline",  # includes "request-pipeline.h"; calls manager_requests_abort, pending_requests_free
-    "src/client/cmd-caps.c -> injectctl",  # includes "injectctl.h"; calls connect_daemon, handle_global_option, parse_plain_options (+3)
-    "src/client/cmd-explore.c -> injectctl",  # includes "injectctl.h"; calls connect_daemon, format_left, handle_global_option (+6)
-    "src/client/cmd-failcmd.c -> injectctl",  # includes "injectctl.h"; calls handle_global_option, report_error, usage_error
-    "src/client/cmd-inject.c -> injectctl",  # includes "injectctl.h"; calls connect_daemon, format_left, handle_global_option (+7)
-    "src/client/cmd-list.c -> injectctl",  # includes "injectctl.h"; calls connect_daemon, format_left, parse_plain_options (+3)
-    "src/client/cmd-run.c -> injectctl",  # includes "injectctl.h"; calls connect_daemon, handle_global_option, parse_duration_arg (+3)
-    "src/client/cmd-sweep.c -> injectctl",  # includes "injectctl.h"; calls connect_daemon, handle_global_option, parse_count_arg (+5)
-    "src/client/fault-run.c -> injectctl",  # includes "injectctl.h"; calls report_error, report_inject_error
 }
 
 DEFINITION = re.compile(r"^(?!static\b)[A-Za-z_][\w \t*]*?[\s*]([a-z_]\w*)\(([^;{}]*?)\)\s*\{", re.M)

@@ -9,7 +9,8 @@
 
 #include "duration.h"
 #include "format-table.h"
-#include "injectctl.h"
+#include "cli.h"
+#include "cmd-caps.h"
 #include "json-build.h"
 #include "json-util.h"
 

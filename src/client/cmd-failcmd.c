@@ -40,7 +40,9 @@
 #include <string.h>
 
 #include "cleanup.h"
-#include "injectctl.h"
+#include "cli.h"
+#include "cmd-failcmd.h"
+#include "cmd-run.h"
 #include "spec.h"
 
 enum {

@@ -11,11 +11,12 @@
 
 #include "duration.h"
 #include "format-table.h"
-#include "injectctl.h"
+#include "cli.h"
+#include "cmd-list.h"
 #include "json-util.h"
 #include "parse-util.h"
 
-const char *injection_value_str(json_object *doc, char *buf, size_t n) {
+static const char *injection_value_str(json_object *doc, char *buf, size_t n) {
         const char *error;
         int64_t value = 0;
 
@@ -40,7 +41,7 @@ static const char *get_str(json_object *doc, const char *key) {
         return s ?: "";
 }
 
-int print_injections_table(json_object *list) {
+static int print_injections_table(json_object *list) {
         _cleanup_(table_freep) Table *table = NULL;
         size_t n = json_object_array_length(list);
         int r;
@@ -69,7 +70,7 @@ int print_injections_table(json_object *list) {
         return table_print(table, stdout, arg_color ? TABLE_PRINT_COLOR : 0);
 }
 
-void print_injection_details(json_object *doc) {
+static void print_injection_details(json_object *doc) {
         char vbuf[32], lbuf[FORMAT_DURATION_MAX];
         json_object *callers;
         uint64_t v;

@@ -16,7 +16,8 @@
 
 #include "duration.h"
 #include "errno-name.h"
-#include "injectctl.h"
+#include "cli.h"
+#include "cmd-run.h"
 #include "json-build.h"
 #include "json-util.h"
 #include "event-watcher.h"

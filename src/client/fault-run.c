@@ -15,7 +15,7 @@
 
 #include "fault-run.h"
 #include "held-child.h"
-#include "injectctl.h"
+#include "cli.h"
 #include "json-build.h"
 #include "json-util.h"
 #include "pidfd-util.h"

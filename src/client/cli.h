@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-/* What injectctl's command files share: the global options, the exit
+/* What injectctl's commands share (cli.c): the global options, the exit
  * codes, and the helpers that print errors and JSON the same way
  * everywhere. */
 
@@ -107,22 +107,5 @@ int parse_count_arg(const char *opt, const char *s, uint64_t min, uint64_t *ret)
 /* "2min 3s" from µs, rounded to seconds. */
 char *format_left(char *buf, size_t n, uint64_t usec);
 
-
-int cmd_caps(int argc, char **argv);
-int cmd_explore(int argc, char **argv);
-int cmd_functions(int argc, char **argv);
-int cmd_inject(int argc, char **argv);
-int cmd_list(int argc, char **argv);
-int cmd_show(int argc, char **argv);
-int cmd_cancel(int argc, char **argv);
-int cmd_watch(int argc, char **argv);
-int cmd_reload_policy(int argc, char **argv);
-int cmd_run(int argc, char **argv);
-int cmd_failcmd(int argc, char **argv);
-int cmd_sweep(int argc, char **argv);
-
-/* cmd-list.c: shared with inject and run. */
-int print_injections_table(json_object *list);
-void print_injection_details(json_object *doc);
-/* "ENOENT" or "-2" or "retval 1": what the function returns. */
-const char *injection_value_str(json_object *doc, char *buf, size_t n);
+/* injectctl --help. */
+void cli_help(void);
