@@ -10,7 +10,8 @@
  *      round-robin across functions, at most --max-runs, printed first;
  *   3. runs: each fails exactly one call (fault-run.h), then the kernel's
  *      reports logged meanwhile are read (kernel-reports.h: /dev/kmsg, and
- *      kmemleak scanned after the run), with CMD's own crash or hang;
+ *      kmemleak scanned after the run), with CMD's own crash or hang
+ *      and what its tree left behind (explore-leftover.h);
  *   4. findings, deduplicated by signature, each with a reproducer
  *      (explore-findings.h); --report FILE writes it all as JSON. */
 
@@ -29,6 +30,7 @@
 #include "errno-name.h"
 #include "explore-findings.h"
 #include "explore-html.h"
+#include "explore-leftover.h"
 #include "explore-plan.h"
 #include "explore-setup.h"
 #include "fault-run.h"
@@ -154,6 +156,47 @@ static int add_command_report(const FaultRun *run, const PlanItem *item, KernelR
         *x = (KernelReport) { .detector = strdup("command"), .title = strdup(title), .signature = strdup(sig),
                               .text = strdup(title) };
         return x->detector && x->title && x->signature && x->text ? 0 : -ENOMEM;
+}
+
+/* What the run's tree left behind (explore-leftover.h), compared with
+ * before, as reports of the "leftover" detector. The run's files: its
+ * directory ($INJECTD_EXPLORE_RUN) and the command's arguments that are
+ * absolute paths. */
+static int add_leftover_reports(const LeftoverSnapshot *before, const PlanItem *item, char **cmd,
+                                KernelReports *k) {
+        _cleanup_(leftovers_done) Leftovers left = {};
+        _cleanup_free_ const char **files = NULL;
+        size_t n_files = 0;
+        int r;
+
+        for (size_t i = 0; cmd[i]; i++)
+                n_files++;
+        files = calloc(n_files + 1, sizeof(*files));
+        if (!files)
+                return -ENOMEM;
+        n_files = 0;
+        for (size_t i = 0; cmd[i]; i++)
+                if (cmd[i][0] == '/')
+                        files[n_files++] = cmd[i];
+        r = leftover_check(before, &(LeftoverRun) { .dir = getenv("INJECTD_EXPLORE_RUN"), .files = files,
+                                                    .n_files = n_files }, &left);
+        for (size_t i = 0; r >= 0 && i < left.n; i++) {
+                KernelReport *v = realloc(k->v, (k->n + 1) * sizeof(*v)), *x;
+                char *sig = NULL;
+
+                if (!v || asprintf(&sig, "%s @ %s", left.v[i].signature, item->function) < 0) {
+                        if (v)
+                                k->v = v;
+                        return -ENOMEM;
+                }
+                k->v = v;
+                x = &v[k->n++];
+                *x = (KernelReport) { .detector = strdup("leftover"), .title = TAKE_PTR(left.v[i].title),
+                                      .signature = sig, .text = TAKE_PTR(left.v[i].text) };
+                if (!x->detector)
+                        return -ENOMEM;
+        }
+        return r < 0 ? r : 0;
 }
 
 static json_object *run_json(const FaultRun *r, const PlanItem *item, uint64_t n, json_object *reports) {
@@ -444,6 +487,7 @@ static int explore_run(const PlanItem *item, size_t i, void *userdata, json_obje
         Explore *x = userdata;
         _cleanup_(kernel_reports_done) KernelReports k = {}, own = {};
         _cleanup_(fail_spec_freep) FailSpec *spec = NULL;
+        _cleanup_(leftover_snapshot_done) LeftoverSnapshot before = {};
         _cleanup_free_ char *repro = NULL;
         _cleanup_json_ json_object *run_reports = json_object_new_array();
         uint64_t n = x->n_before + x->plan->n_made + 1;
@@ -465,6 +509,9 @@ static int explore_run(const PlanItem *item, size_t i, void *userdata, json_obje
                 return report_error(NULL, r, "Cannot record the kernel's reports");
         kernel_reports_done(&k);
 
+        r = leftover_snapshot(&before);
+        if (r < 0)
+                return report_error(NULL, r, "Cannot look at loop devices and mounts before the run");
         progress(x->tty, i, x->plan->n, x->started);
         r = fault_run_one(x->runner, spec, x->cmd, item->call, &run);
         progress(x->tty, SIZE_MAX, 0, 0);
@@ -489,9 +536,12 @@ static int explore_run(const PlanItem *item, size_t i, void *userdata, json_obje
         });
         if (r >= 0 && x->kmsg_fd >= 0 && kernel_reports_read_kmsg(x->kmsg_fd, &k) < 0)
                 fprintf(stderr, "explore: Cannot read the kernel log after run %zu\n", i + 1);
-        /* CMD's own crash or hang is this run's, whatever its pid. */
+        /* CMD's own crash or hang is this run's, whatever its pid, and
+         * so is what its tree left behind. */
         if (r >= 0)
                 r = add_command_report(&run, item, &own);
+        if (r >= 0)
+                r = add_leftover_reports(&before, item, x->cmd, &own);
         for (size_t c = 0; r >= 0 && c < own.n; c++) {
                 json_object *o = NULL;
 
