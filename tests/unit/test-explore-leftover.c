@@ -87,12 +87,16 @@ static void test_left(void) {
         /* loop2: the run's own file, attached, not held. */
         ASSERT_OK(leftover_add_loop(&after, "loop2", "/home/u/own.img", false));
         after.loops[after.n_loops - 1].held = 0;
-        /* loop4: not probed, someone else's file; in the same name
-         * another backing file than before counts as new: loop3 again. */
+        /* loop4: not probed, someone else's file. */
         ASSERT_OK(leftover_add_loop(&after, "loop4", "/srv/other.img", true));
+        /* loop6: detached during the run and attached again to another
+         * file: new. */
+        ASSERT_OK(leftover_add_loop(&before, "loop6", "/srv/a.img", false));
+        ASSERT_OK(leftover_add_loop(&after, "loop6", "/srv/b.img", false));
         ASSERT_OK(leftover_add_holder(&after, "loop2", "dm-3"));
 
-        ASSERT_RET(leftover_diff(&before, &after, &run, &l), 6);
+        ASSERT_RET(leftover_diff(&before, &after, &run, &l), 7);
+        ASSERT_NOT_NULL(find(&l, "loop", "/srv/b.img"));
 
         x = find(&l, "loop", "/dev/loop1");
         ASSERT_NOT_NULL(x);
