@@ -156,12 +156,17 @@ assert_eq pid "$(jq -r .attributed <<<"$f")" "how the kmemleak finding was tied 
 assert_eq "$n" "$(jq .runs <<<"$f")" "runs that found the leak"
 assert_contains "$(cat /tmp/explore-attr.out)" "by the run's own task: sh, pid" "the finding says how it was tied"
 # Nothing waits in or between the runs: each run's time in the report is
-# within 1 s of the command's own, and from one run's end to the next
-# one's start there is only arming the next injection, not kmemleak's 5 s
-# and two scans (6 s and more before issue 28). The run's time is the
-# command's own plus its exec (before its first read of the clock) and its
-# exit and reaping (after its last); a wait for the detectors would come
-# after the command, so the end is checked on its own as well.
+# the command's own, from its exec to its last act, and less than 1 s
+# more; from one run's end to the next one's start there is only arming
+# the next injection, not kmemleak's 5 s and two scans (6 s and more
+# before issue 28). The run starts at the command's release, just before
+# its exec: what explore could add comes after the command's last act
+# (where the detectors' wait was), and that is what is bounded by 1 s.
+# The exec itself (sh's, before its first read of the clock) is the
+# command's, but no clock of its own can see it; it is logged: 0.47 and
+# 0.97 s at host load 12.6, so the run's whole time against the time the
+# command sees (0.01 and 0.09 s) would be over 1 s apart without any
+# wait (seen: run 2, 1.10 s against 0.09 s).
 uptime_usec() { echo $((10#${1%.*} * 1000000 + 10#${1#*.} * 10000)); }
 for i in 0 1 2 3; do
     read -r own_s own_e < <(jq -r ".runs[$i].output" $r | sed -n 's/.*own-uptime \([0-9.]*\) \([0-9.]*\).*/\1 \2/p')
@@ -175,10 +180,9 @@ for i in 0 1 2 3; do
     # time lies within the run's.
     ((own_s >= run_s - 10000 && own_e <= run_e + 10000)) ||
         fail "run $((i + 1)): the command's own time [$own_s, $own_e] is not within the run's [$run_s, $run_e]"
-    ((dur - (own_e - own_s) < 1000000)) ||
-        fail "run $((i + 1)): $dur us in the report, $((own_e - own_s)) us of the command's own: over 1 s apart"
-    ((run_e - own_e < 1000000)) ||
-        fail "run $((i + 1)) ended $((run_e - own_e)) us after the command's last act: a wait for the detectors?"
+    ((dur - (own_e - run_s) < 1000000)) ||
+        fail "run $((i + 1)): $dur us in the report, $((own_e - run_s)) us from the command's exec to its last" \
+            "act: over 1 s apart (a wait for the detectors?)"
 done
 for i in 1 2 3; do
     gap=$(jq ".runs[$i].start_usec - .runs[$((i - 1))].end_usec" $r)
