@@ -357,8 +357,9 @@ static int diff_loops(const LeftoverSnapshot *before, const LeftoverSnapshot *af
                                 l->autoclear && l->held != 0 ? "; its autoclear is set: it detaches at its last "
                                                                "close, which has not come" : ""),
                         aprintf("%s", sig),
-                        aprintf("device: /dev/%s\nbacking file: %s%s\nwhose: %s\nautoclear: %s\nheld open: %s",
-                                l->name, l->backing, deleted ? " (the file is deleted)" : "",
+                        aprintf("device: /dev/%s\nbacking file: %.*s%s\nwhose: %s\nautoclear: %s\nheld open: %s",
+                                l->name, (int) (strlen(l->backing) - (deleted ? strlen(" (deleted)") : 0)),
+                                l->backing, deleted ? " (deleted since)" : "",
                                 of ?: "not the run's directory nor its files, as far as explore can tell",
                                 l->autoclear ? "yes" : "no",
                                 l->held > 0 ? "yes (O_EXCL open: EBUSY)" : l->held == 0 ? "no" : "unknown"));

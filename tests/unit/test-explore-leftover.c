@@ -103,7 +103,7 @@ static void test_left(void) {
         ASSERT_STREQ(x->signature, "leftover: a loop device left attached, held open");
         ASSERT_TRUE(strstr(x->title, "under the run's directory"));
         ASSERT_TRUE(strstr(x->title, "held open"));
-        ASSERT_TRUE(strstr(x->text, "(the file is deleted)"));
+        ASSERT_TRUE(strstr(x->text, "backing file: /tmp/run-1/img (deleted since)\n"));
         ASSERT_TRUE(strstr(x->text, "held open: yes"));
 
         x = find(&l, "loop", "/dev/loop2");
