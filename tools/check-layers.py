@@ -94,7 +94,7 @@ ORDER = {
         "varlink-watch", "varlink-observe", "varlink-manager",
     ],
     "src/client": [
-        "dlopen-libsystemd", "explore-findings", "explore-html", "explore-plan", "explore-sandbox", "held-child",
+        "dlopen-libsystemd", "explore-findings", "explore-html", "explore-leftover", "explore-plan", "explore-sandbox", "held-child",
         "explore-setup", "kmsg", "kernel-reports", "explore-attribution", "spec", "transport",
         "event-watcher", "observe-call", "spec-request", "transport-bus", "transport-bus-watch",
         "transport-varlink", "cli", "cmd-run", "fault-run", "explore-print", "explore", "cmd-caps", "cmd-explore", "cmd-failcmd",

@@ -13,7 +13,8 @@
  *      across functions, at most --max-runs, printed first;
  *   3. runs: each fails exactly one call (fault-run.h), then the kernel's
  *      reports logged meanwhile are read (kernel-reports.h: /dev/kmsg, and
- *      kmemleak scanned after the run), with CMD's own crash or hang;
+ *      kmemleak scanned after the run), with CMD's own crash or hang
+ *      and what its tree left behind (explore-leftover.h);
  *   4. findings, deduplicated by signature, each with a reproducer
  *      (explore-findings.h); --report FILE writes it all as JSON. */
 

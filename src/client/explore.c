@@ -10,6 +10,7 @@
 
 #include "errno-name.h"
 #include "explore.h"
+#include "explore-leftover.h"
 #include "explore-print.h"
 #include "cli.h"
 #include "json-build.h"
@@ -132,6 +133,47 @@ static int explore_command_report(const FaultRun *run, const PlanItem *item, Ker
         return x->detector && x->title && x->signature && x->text ? 0 : -ENOMEM;
 }
 
+/* What the run's tree left behind (explore-leftover.h), compared with
+ * before, as reports of the "leftover" detector. The run's files: its
+ * directory (dir, its $INJECTD_EXPLORE_RUN) and the command's arguments
+ * that are absolute paths. */
+static int explore_leftover_reports(const LeftoverSnapshot *before, const PlanItem *item, char **cmd, const char *dir,
+                                    KernelReports *k) {
+        _cleanup_(leftovers_done) Leftovers left = {};
+        _cleanup_free_ const char **files = NULL;
+        size_t n_files = 0;
+        int r;
+
+        for (size_t i = 0; cmd[i]; i++)
+                n_files++;
+        files = calloc(n_files + 1, sizeof(*files));
+        if (!files)
+                return -ENOMEM;
+        n_files = 0;
+        for (size_t i = 0; cmd[i]; i++)
+                if (cmd[i][0] == '/')
+                        files[n_files++] = cmd[i];
+        r = leftover_check(before, &(LeftoverRun) { .dir = dir, .files = files,
+                                                    .n_files = n_files }, &left);
+        for (size_t i = 0; r >= 0 && i < left.n; i++) {
+                KernelReport *v = realloc(k->v, (k->n + 1) * sizeof(*v)), *x;
+                char *sig = NULL;
+
+                if (!v || asprintf(&sig, "%s @ %s", left.v[i].signature, item->function) < 0) {
+                        if (v)
+                                k->v = v;
+                        return -ENOMEM;
+                }
+                k->v = v;
+                x = &v[k->n++];
+                *x = (KernelReport) { .detector = strdup("leftover"), .title = TAKE_PTR(left.v[i].title),
+                                      .signature = sig, .text = TAKE_PTR(left.v[i].text) };
+                if (!x->detector)
+                        return -ENOMEM;
+        }
+        return r < 0 ? r : 0;
+}
+
 json_object *explore_report(const Explore *x, const char *stopped) {
         json_object *report = NULL;
 
@@ -189,6 +231,7 @@ typedef struct ExploreSlot {
         FaultRunJob job;
         FaultRun run;
         SandboxRun box;
+        LeftoverSnapshot before;        /* loop devices, mounts and holders before the run */
 } ExploreSlot;
 
 static void explore_slot_clear(ExploreSlot *s) {
@@ -197,6 +240,7 @@ static void explore_slot_clear(ExploreSlot *s) {
         json_object_put(s->reports);
         fault_run_clear(&s->run);
         sandbox_run_done(&s->box);
+        leftover_snapshot_done(&s->before);
         *s = (ExploreSlot) {};
 }
 
@@ -283,6 +327,8 @@ static int explore_slot_start(Explore *x, const PlanItem *item, size_t i, Explor
         r = explore_read_kmsg(x);
         if (r == 0 && (r = sandbox_run_new(x->sandbox, n, &s->box)) < 0)
                 r = report_error(NULL, r, "Cannot make the run's directory and cgroup");
+        if (r == 0 && (r = leftover_snapshot(&s->before)) < 0)
+                r = report_error(NULL, r, "Cannot look at loop devices and mounts before the run");
         if (r == 0)
                 r = fault_run_start(x->runner, s->spec, x->cmd, item->call, sandbox_run_prepare, &s->box, &s->job,
                                     &s->run);
@@ -321,6 +367,7 @@ static int explore_slot_start(Explore *x, const PlanItem *item, size_t i, Explor
 static int explore_slot_finish(Explore *x, ExploreSlot *s) {
         _cleanup_(kernel_reports_done) KernelReports own = {};
         _cleanup_free_ pid_t *pids = NULL;
+        _cleanup_free_ char *dir = NULL;
         const PlanItem *item = s->item;
         size_t n_pids = 0, n_new = 0;
         int r;
@@ -330,6 +377,10 @@ static int explore_slot_finish(Explore *x, ExploreSlot *s) {
         (void) sandbox_run_pids(&s->box, &pids, &n_pids);
         r = fault_run_finish(x->runner, &s->job);
         s->busy = false;
+        /* The run's directory, to tell its own leftovers (the directory
+         * itself is removed now). */
+        if (s->box.dir && !(dir = strdup(s->box.dir)))
+                r = report_error(NULL, -ENOMEM, "Out of memory");
         /* Whatever it left running, in or out of its process group. */
         sandbox_run_done(&s->box);
         if (r != 0) {
@@ -338,9 +389,12 @@ static int explore_slot_finish(Explore *x, ExploreSlot *s) {
         }
         x->plan->n_made++;
         r = run_windows_end(x->windows, s->n, s->run.end_usec, s->run.last_pid, pids, n_pids, s->run.stack);
-        /* CMD's own crash or hang is this run's, whatever its pid. */
+        /* CMD's own crash or hang is this run's, whatever its pid, and so
+         * is what its tree left behind (its cgroup is empty by now). */
         if (r >= 0)
                 r = explore_command_report(&s->run, item, &own);
+        if (r >= 0)
+                r = explore_leftover_reports(&s->before, item, x->cmd, dir, &own);
         for (size_t c = 0; r >= 0 && c < own.n; c++) {
                 json_object *o = NULL;
 
