@@ -4,7 +4,13 @@
 /* The core's side of the front ends' registrations (manager.h): tells every
  * ManagerListener what happened, in the order they registered. */
 
-#include "manager.h"
+#include "manager-types.h"
+
+/* The front ends' registrations. A listener or tracker is borrowed: it must
+ * stay until it is removed or the manager is freed. */
+int manager_add_listener(Manager *m, const ManagerListener *l);
+void manager_remove_listener(Manager *m, const ManagerListener *l);
+void manager_set_owner_tracker(Manager *m, Transport t, const OwnerTracker *tracker);
 
 void manager_publish_added(Manager *m, Injection *inj);
 void manager_publish_removed(Manager *m, Injection *inj, RemoveReason reason);
