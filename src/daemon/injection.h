@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-/* The injection table inside the core: creating, tracking and ending the
- * entries manager.h's Injection describes. The front ends use manager.h. */
+/* The injection table inside the core: creating, finding, tracking and
+ * ending the entries manager-types.h's Injection describes. The front ends
+ * reach the functions they use through manager.h. */
 
 #include "caller.h"
 #include "manager-types.h"

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-/* The Cancel and ReloadPolicy calls waiting for polkit (manage.c); the
- * methods themselves are the front ends' and are declared in manager.h. */
+/* Cancel and ReloadPolicy (manage.c), which the front ends reach through
+ * manager.h, and their calls waiting for polkit. */
 
 #include "manager-types.h"
 

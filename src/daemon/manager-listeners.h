@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-/* The core's side of the front ends' registrations (manager.h): tells every
+/* The front ends' registrations (ManagerListener and OwnerTracker of
+ * manager-types.h), and the core's side of them: tells every
  * ManagerListener what happened, in the order they registered. */
 
 #include "manager-types.h"

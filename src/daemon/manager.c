@@ -23,7 +23,6 @@
 #include "manager.h"
 #include "policy-check.h"
 #include "request-pipeline.h"
-#include "time-util.h"
 
 /* One pinned injection the engine kept: its record says whose it is, and
  * it is followed again as if just armed. */
