@@ -10,9 +10,9 @@
 
 #include "audit.h"
 #include "authorize.h"
-#include "log.h"
 #include "injection-json.h"
 #include "injection.h"
+#include "log.h"
 #include "manage.h"
 #include "parse-util.h"
 #include "policy-check.h"

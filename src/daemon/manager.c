@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The manager's life cycle: new, start (signals, policy, polkit, adoption
- * of what a previous daemon left pinned), stop, free. The request path is request-pipeline.c, the table
- * injection.c; the front ends are started by injectd.c and hear from the
- * core through manager-listeners.c. The site cache's timer is
- * site-cache-timer.c's. */
+ * of what a previous daemon left pinned), stop, free. The request path is
+ * request-pipeline.c, the table injection.c, the site cache's timer
+ * site-cache-timer.c; the front ends are started by injectd.c and hear
+ * from the core through manager-listeners.c. */
 
 #include <errno.h>
 #include <inttypes.h>
