@@ -192,7 +192,7 @@ struct Manager {
         ObserveSession *observe_sessions;       /* every front end's, for the shares (authorize.c) */
         sd_event_source *sighup, *sigterm, *sigint;
         sd_event_source *exit_source;   /* refuses the requests still waiting, before the bus closes */
-        sd_event_source *site_cache_timer;      /* the next cached site's expiry */
+        sd_event_source *site_cache_timer;      /* the next cached site's expiry (site-cache-timer.c) */
 };
 
 /* The answers to the front ends' calls (manager.h): cb runs exactly once. */
