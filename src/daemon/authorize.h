@@ -5,7 +5,7 @@
  * policy's verdict, the per-user and global limits on active injections,
  * and which polkit action the request then needs. */
 
-#include "manager.h"
+#include "manager-types.h"
 #include "policy-check.h"
 #include "polkit.h"
 #include "scope-resolve.h"

@@ -15,6 +15,7 @@
 #include "fault-events.h"
 #include "fault-kmsg.h"
 #include "fault-redact.h"
+#include "injection.h"
 #include "log.h"
 #include "manager-listeners.h"
 #include "time-util.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-#include "manager.h"
+#include "manager-types.h"
 
 /* Starts reading the engine's ring buffer of injected faults, once: each
  * fault goes to the listeners, and the last one an injection allows ends it. */

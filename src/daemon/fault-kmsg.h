@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-#include "manager.h"
+#include "manager-types.h"
 
 /* Writes the kernel log record of one injected fault of inj, if inj asks
  * for them (kernel_log) and the rate limit lets it (fault-kmsg.c says the

@@ -22,7 +22,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "manager.h"
+#include "manager-types.h"
 
 /* What /proc said about a task, for the rule below. */
 typedef struct FaultTask {

@@ -149,7 +149,7 @@ void injection_store_remove(uint64_t id) {
         (void) unlink(p);
 }
 
-void injection_store_prune(Manager *m) {
+void injection_store_prune(injection_store_alive_t alive, void *userdata) {
         _cleanup_(closedirp) DIR *d = opendir(MANAGER_STATE_DIR);
         struct dirent *de;
 
@@ -160,7 +160,7 @@ void injection_store_prune(Manager *m) {
                 if (de->d_name[0] == '.' || strlen(de->d_name) != 21)
                         continue;
                 memcpy(name, de->d_name, 16);
-                if (parse_injection_id(name, &id) < 0 || manager_find(m, id))
+                if (parse_injection_id(name, &id) < 0 || alive(id, userdata))
                         continue;
                 (void) unlinkat(dirfd(d), de->d_name, 0);
         }

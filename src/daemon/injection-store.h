@@ -5,7 +5,7 @@
  * a restarted daemon can adopt its injections: who asked, and on what terms. */
 
 #include "caller.h"
-#include "manager.h"
+#include "manager-types.h"
 
 /* Records inj, armed for owner. */
 int injection_store_save(const Injection *inj, const Caller *owner);
@@ -13,5 +13,8 @@ int injection_store_save(const Injection *inj, const Caller *owner);
  * transport and bus name; free it with caller_done()). */
 int injection_store_load(Injection *inj, Caller *ret_owner);
 void injection_store_remove(uint64_t id);
-/* Removes the records of injections the table does not hold. */
-void injection_store_prune(Manager *m);
+/* Removes the records of the injections for which alive() says false:
+ * those the table does not hold. A callback, so that the store, below the
+ * table in the core's order, does not call back up into it. */
+typedef bool (*injection_store_alive_t)(uint64_t id, void *userdata);
+void injection_store_prune(injection_store_alive_t alive, void *userdata);

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "manager-listeners.h"
 #include "scope.h"
+#include "site-cache-timer.h"
 
 static const char *const reason_table[_REMOVE_REASON_MAX] = {
         [REMOVE_CANCELLED] = "cancelled",
@@ -209,6 +210,6 @@ int manager_remove(Manager *m, Injection *inj, RemoveReason reason) {
                         break;
                 }
         injection_free(inj);
-        manager_site_cache_schedule(m);
+        site_cache_timer_schedule(m);
         return r < 0 && r != -ENOENT ? r : 0;
 }

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-/* The injection table inside the core: creating, tracking and ending the
- * entries manager.h's Injection describes. The front ends use manager.h. */
+/* The injection table inside the core: creating, finding, tracking and
+ * ending the entries manager-types.h's Injection describes. The front ends
+ * reach the functions they use through manager.h. */
 
 #include "caller.h"
-#include "manager.h"
+#include "manager-types.h"
 
 /* A new entry for the armed (or adopted) injection info, in the table. */
 int injection_add(Manager *m, const InjectionInfo *info, Injection **ret);
@@ -20,3 +21,16 @@ int injection_follow_owner(Injection *inj, const Caller *c, void *owner);
 
 /* Injections held by uid, or by everyone. */
 unsigned manager_count_active(Manager *m, uid_t uid, bool any_uid);
+
+const char *remove_reason_to_string(RemoveReason r);
+
+Injection *manager_find(Manager *m, uint64_t id);
+int manager_remove(Manager *m, Injection *inj, RemoveReason reason);
+int manager_refresh(Manager *m, Injection *inj);
+/* manager_refresh() of m->injections[which[k]] for k < n, with one read of
+ * each site that holds some of them (engine_get_many()); the ones the
+ * engine no longer has keep their last document. */
+int manager_refresh_many(Manager *m, const size_t *which, size_t n);
+
+/* The requester of inj has left: it ends, unless it detached. */
+void manager_owner_gone(Manager *m, Injection *inj);

@@ -10,10 +10,13 @@
 
 #include "audit.h"
 #include "authorize.h"
+#include "injection-json.h"
+#include "injection.h"
 #include "log.h"
 #include "manage.h"
-#include "manager.h"
 #include "parse-util.h"
+#include "policy-check.h"
+#include "site-cache-timer.h"
 
 /* A Cancel or ReloadPolicy waiting for polkit. It is the manager's (in
  * m->manage_checks) until answered, so that it ends with its requester:
@@ -211,7 +214,7 @@ int manager_reload_policy(Manager *m) {
          * grant serve nobody; the reload is when an admin expects the daemon
          * to let go of what it no longer needs. */
         engine_site_cache_flush(m->engine);
-        manager_site_cache_schedule(m);
+        site_cache_timer_schedule(m);
         log_info("Policy loaded.");
         return 0;
 }

@@ -1,10 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-/* The core's side of the front ends' registrations (manager.h): tells every
+/* The front ends' registrations (ManagerListener and OwnerTracker of
+ * manager-types.h), and the core's side of them: tells every
  * ManagerListener what happened, in the order they registered. */
 
-#include "manager.h"
+#include "manager-types.h"
+
+/* The front ends' registrations. A listener or tracker is borrowed: it must
+ * stay until it is removed or the manager is freed. */
+int manager_add_listener(Manager *m, const ManagerListener *l);
+void manager_remove_listener(Manager *m, const ManagerListener *l);
+void manager_set_owner_tracker(Manager *m, Transport t, const OwnerTracker *tracker);
 
 void manager_publish_added(Manager *m, Injection *inj);
 void manager_publish_removed(Manager *m, Injection *inj, RemoveReason reason);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The manager's life cycle: new, start (signals, policy, polkit, adoption
- * of what a previous daemon left pinned), stop, free; and the upkeep of the
- * engine's site cache. The request path is request-pipeline.c, the table
- * injection.c; the front ends are started by injectd.c and hear from the
- * core through manager-listeners.c. */
+ * of what a previous daemon left pinned), stop, free. The request path is
+ * request-pipeline.c, the table injection.c, the site cache's timer
+ * site-cache-timer.c; the front ends are started by injectd.c and hear
+ * from the core through manager-listeners.c. */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -23,37 +23,6 @@
 #include "manager.h"
 #include "policy-check.h"
 #include "request-pipeline.h"
-#include "time-util.h"
-
-static int on_site_cache_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        manager_site_cache_schedule(userdata);
-        return 0;
-}
-
-/* Detaches the lingering sites whose linger is over, frees the cached
- * programs whose grace period is over, and sets the timer for the next
- * one; called after anything that may have emptied or detached a site. */
-void manager_site_cache_schedule(Manager *m) {
-        uint64_t next = engine_site_cache_expire(m->engine);
-        int r;
-
-        if (next == UINT64_MAX) {
-                if (m->site_cache_timer)
-                        (void) sd_event_source_set_enabled(m->site_cache_timer, SD_EVENT_OFF);
-                return;
-        }
-        /* A second late costs nothing; it lets the kernel batch wake-ups. */
-        if (m->site_cache_timer) {
-                r = sd_event_source_set_time(m->site_cache_timer, next / 1000);
-                if (r >= 0)
-                        r = sd_event_source_set_enabled(m->site_cache_timer, SD_EVENT_ONESHOT);
-        } else
-                r = sd_event_add_time(m->event, &m->site_cache_timer, CLOCK_BOOTTIME, next / 1000, USEC_PER_SEC,
-                                      on_site_cache_timer, m);
-        if (r < 0)
-                log_warning_errno(r, "Cannot schedule the expiry of cached sites, they stay until the next "
-                                  "injection ends, ignoring: %m");
-}
 
 /* One pinned injection the engine kept: its record says whose it is, and
  * it is followed again as if just armed. */
@@ -90,6 +59,10 @@ static int adopt_one(Manager *m, const InjectionInfo *info) {
         return 0;
 }
 
+static bool injection_alive(uint64_t id, void *userdata) {
+        return manager_find(userdata, id);
+}
+
 static int adopt(Manager *m) {
         _cleanup_free_ AdoptResult *v = NULL;
         size_t n = 0;
@@ -114,7 +87,7 @@ static int adopt(Manager *m) {
                           v[i].info.function, adopt_action_to_string(v[i].action));
         }
         /* Owner records whose pins are gone. */
-        injection_store_prune(m);
+        injection_store_prune(injection_alive, m);
         return 0;
 }
 

@@ -22,6 +22,9 @@
 #include "manage.h"
 #include "manager-listeners.h"
 #include "request-pipeline.h"
+#include "request.h"
+#include "scope-resolve.h"
+#include "site-cache-timer.h"
 #include "time-util.h"
 
 struct PendingRequest {
@@ -182,7 +185,7 @@ static int arm_begin(PendingRequest *p, uint64_t duration, InjectError *err) {
                                                                                           : p->caller.uid,
                         }, &p->arm, err);
         /* It may have re-attached a cached site, or retired one it failed to arm. */
-        manager_site_cache_schedule(m);
+        site_cache_timer_schedule(m);
         if (r < 0 && !err->name)
                 inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED, "Cannot arm: %s", strerror(-r));
         return r;
@@ -194,7 +197,7 @@ static int arm_finish(PendingRequest *p, InjectionInfo *ret, InjectError *err) {
 
         r = engine_arm_finish(p->arm, ret, err);
         p->arm = engine_arm_free(p->arm);       /* undoes it, had it failed */
-        manager_site_cache_schedule(m);
+        site_cache_timer_schedule(m);
         if (r < 0 && !err->name)
                 inject_error_set(err, r, INJECT_ERROR_KERNEL_REFUSED, "Cannot arm: %s", strerror(-r));
         if (r < 0)
@@ -318,7 +321,7 @@ static bool arm_step_next(Manager *m) {
                                 inject_error_set(&err, r, INJECT_ERROR_KERNEL_REFUSED, "Cannot arm: %s",
                                                  strerror(-r));
                         p->arm = engine_arm_free(p->arm);
-                        manager_site_cache_schedule(m);
+                        site_cache_timer_schedule(m);
                         refuse(p, p->polkit_how, &err);
                 } else
                         arm_complete(p);

@@ -678,8 +678,9 @@ static void test_restart(void) {
         Caller c = caller_of(test_uid(), own_pid()), dying = caller_of(test_uid(), pid);
         Caller other = caller_of(other_uid(), own_pid());
         _cleanup_free_ char *req = own_request(NULL), *req2 = own_request("\"comm\": \"b\""), *audit = NULL;
-        char adopted_a[32], adopted_c[32], gone_b[32];
+        char adopted_a[32], adopted_c[32], gone_b[32], stray[PATH_MAX];
         uint64_t a, b, d;
+        int fd;
 
         a = inject_ok(m, &c, req);
         b = inject_ok(m, &dying, req2);
@@ -694,11 +695,21 @@ static void test_restart(void) {
         ASSERT_OK(fake_engine_add_pinned(UINT64_C(0x1234), "should_failslab", -12, USEC_PER_SEC, ADOPT_EXPIRED));
         ASSERT_OK(fake_engine_add_pinned(UINT64_C(0x5678), "should_failslab", -12, 60 * USEC_PER_SEC, ADOPT_KEPT));
 
+        /* A record whose pins are gone, as a crash between the two leaves:
+         * pruned at start, while the adopted ones' records stay. */
+        snprintf(stray, sizeof(stray), MANAGER_STATE_DIR "/%016" PRIx64 ".json", UINT64_C(0x9abc));
+        fd = open(stray, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(close(fd), 0);
+
         audit_capture_start();
         m = manager_setup(policy_dir, (ManagerOptions) { .polkit_mode = POLKIT_MODE_AUTO });
         run_idle(m);
         audit = audit_capture_end();
 
+        ASSERT_TRUE(access(stray, F_OK) < 0 && errno == ENOENT);
+        snprintf(stray, sizeof(stray), MANAGER_STATE_DIR "/%016" PRIx64 ".json", a);
+        ASSERT_OK(access(stray, F_OK));
         ASSERT_NOT_NULL(manager_find(m, a));
         ASSERT_EQ(manager_find(m, a)->owner_uid, test_uid());
         ASSERT_STREQ(manager_find(m, a)->rule, "test-own");
