@@ -2,6 +2,7 @@
 /* Each explore run's directory, cgroup and mount namespace
  * (explore-sandbox.h). */
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -94,6 +95,42 @@ static int probe(const char *cgroup, bool *ret_unshare, int *ret_move_errno) {
         return 0;
 }
 
+/* The cgroups of explores that are gone (a SIGKILLed injectctl could not
+ * remove its own): each injectd-explore-PID under own whose PID is no
+ * longer alive, with its runs' cgroups, once they are empty. A cgroup
+ * with a process still in it is left as it is (rmdir refuses it): what a
+ * killed explore's run started is not ours to kill. */
+static void remove_stale(const char *own) {
+        _cleanup_(closedirp) DIR *d = opendir(own);
+        struct dirent *e;
+
+        if (!d)
+                return;
+        while ((e = readdir(d))) {
+                _cleanup_free_ char *group = NULL;
+                _cleanup_(closedirp) DIR *runs = NULL;
+                struct dirent *r;
+                int pid, end = 0;
+
+                if (e->d_type != DT_DIR || sscanf(e->d_name, "injectd-explore-%d%n", &pid, &end) != 1 ||
+                    e->d_name[end] != '\0' || pid <= 0 || pid == (int) getpid())
+                        continue;
+                if (kill(pid, 0) == 0 || errno != ESRCH)
+                        continue;
+                if (asprintf(&group, "%s/%s", own, e->d_name) < 0)
+                        return;
+                runs = opendir(group);
+                while (runs && (r = readdir(runs))) {
+                        _cleanup_free_ char *child = NULL;
+
+                        if (r->d_type == DT_DIR && r->d_name[0] != '.' && asprintf(&child, "%s/%s", group, r->d_name) >= 0)
+                                (void) rmdir(child);
+                }
+                if (rmdir(group) == 0)
+                        fprintf(stderr, "explore: removed %s, the cgroup of an explore that is gone.\n", group);
+        }
+}
+
 int sandbox_init(Sandbox *s) {
         _cleanup_free_ char *own = NULL, *group = NULL, *probe_dir = NULL, *kill_path = NULL;
         const char *tmp = getenv("TMPDIR");
@@ -115,6 +152,8 @@ int sandbox_init(Sandbox *s) {
         }
 
         r = own_cgroup(&own);
+        if (r >= 0)
+                remove_stale(own);
         if (r >= 0 && asprintf(&group, "%s/injectd-explore-%d", own, (int) getpid()) < 0)
                 r = -ENOMEM;
         if (r >= 0 && mkdir(group, 0755) < 0)
