@@ -413,6 +413,14 @@ int cmd_explore(int argc, char **argv) {
         if (setup && sandbox.use_private_mounts)
                 fprintf(stderr, "explore: each run has its own /tmp: what --setup left in /tmp is not seen by the "
                         "runs (leave what they share elsewhere, /var/tmp say).\n");
+        /* A script in /tmp is where people keep one: the runs, in a /tmp
+         * of their own, would not find it, and the discovery reach nothing. */
+        for (int i = optind; sandbox.use_private_mounts && i < argc; i++)
+                if (strncmp(argv[i], "/tmp/", 5) == 0 && access(argv[i], F_OK) == 0) {
+                        fprintf(stderr, "explore: %s is in /tmp, but each run has a /tmp of its own, empty: the runs "
+                                "will not see it (put it elsewhere, /var/tmp say, or use --jobs 1).\n", argv[i]);
+                        (void) json_append_string(notes, "the command names a file in /tmp, which its runs do not see");
+                }
         if (jobs > 1)
                 fprintf(stderr, "explore: up to %" PRIu64 " runs side by side, each in its own cgroup%s.\n", jobs,
                         sandbox.use_private_mounts ? " and mount namespace, with its own /tmp" : "");

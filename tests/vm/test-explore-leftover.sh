@@ -37,7 +37,10 @@ explore_leftover() {
     local fns=(--functions '*_sys_sync')
     [[ $name == btrfs ]] && fns+=(--functions open_ctree)
     rc=0
-    "$INJECTCTL" --varlink explore "${fns[@]}" --timeout 120s --report "/tmp/lo-$name.json" \
+    # --jobs 1: a leftover is compared with the whole machine before the
+    # run, so runs side by side would see each other's; and with --jobs 2
+    # each run's /tmp is its own, where these scripts are not.
+    "$INJECTCTL" --varlink explore --jobs 1 "${fns[@]}" --timeout 120s --report "/tmp/lo-$name.json" \
         --html "/tmp/lo-$name.html" -- "$@" >"/tmp/lo-$name.out" 2>"/tmp/lo-$name.err" || rc=$?
     cat "/tmp/lo-$name.err" "/tmp/lo-$name.out" >&2
     jq -e . "/tmp/lo-$name.json" >/dev/null || fail "$name: the report is not JSON"
