@@ -3,7 +3,7 @@
 # - issue 28 item 6's measurements, inside the test VM (bench/explore
 # boots it with 2 vCPUs and a host thread each, and runs this as root).
 #
-# For each round and each workload (ext4, btrfs: a script that copies a
+# For each workload, in the order given, and each round (ext4, btrfs: a script that copies a
 # file system image made once, mounts it on a loop device, creates,
 # renames, unlinks and symlinks files, syncs and unmounts), three series,
 # their order reversed every other round:
@@ -163,8 +163,10 @@ explore_series() {
 
 log "kernel $(uname -r), $(nproc) vCPUs; rounds $ROUNDS, runs $RUNS, workloads $WORKLOADS"
 IFS=, read -r -a wls <<<"$WORKLOADS"
-for ((round = 1; round <= ROUNDS; round++)); do
-    for w in "${wls[@]}"; do
+# Every round of a workload before the next workload: a run cut short
+# (a deadline, a wedged guest) leaves whole series of the first.
+for w in "${wls[@]}"; do
+    for ((round = 1; round <= ROUNDS; round++)); do
         if ((round % 2)); then order=(plain 1 2); else order=(2 1 plain); fi
         for s in "${order[@]}"; do
             if [[ $s == plain ]]; then plain "$w" "$round"; else explore_series "$w" "$round" "$s"; fi
